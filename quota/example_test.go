@@ -1,0 +1,56 @@
+package quota_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// Parse reads a throttled Alibaba Cloud answer: HTTP 400 with the error code
+// in the JSON body and the per-API quota in x-ratelimit-user-api. The body is
+// handed back intact for the SDK to read.
+func ExampleParse() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	body := `{"RequestId":"6C3B5E6A","HostId":"ecs.aliyuncs.com","Code":"Throttling.User","Message":"Request was denied due to user flow control."}`
+	resp := &http.Response{
+		StatusCode: http.StatusBadRequest,
+		Header: http.Header{
+			"Content-Type":         {"application/json;charset=utf-8"},
+			"X-Ratelimit-User-Api": {"Limit:20,Remain:0,TimeLeft:1500,Reset:1733130002"},
+		},
+		Body: io.NopCloser(strings.NewReader(body)),
+	}
+
+	o := quota.Parse(resp, now)
+	fmt.Println("throttled:", o.Throttled, "code:", o.Code)
+	fmt.Println("limit:", o.Limit, "remaining:", o.Remaining, "known:", o.Has(quota.FieldLimit|quota.FieldRemaining))
+	fmt.Println("retry at: now +", o.RetryAt().Sub(now))
+	fmt.Println("sources:", o.Sources == quota.SourceAlibaba|quota.SourceBody, "malformed:", o.Malformed)
+
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println("body intact:", string(b) == body)
+	// Output:
+	// throttled: true code: Throttling.User
+	// limit: 20 remaining: 0 known: true
+	// retry at: now + 1.5s
+	// sources: true malformed: 0
+	// body intact: true
+}
+
+// ParseRetryAfter reads both forms of Retry-After and caps the result.
+func ExampleParseRetryAfter() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	for _, v := range []string{"30", "Mon, 02 Dec 2024 09:00:10 GMT", "86400", "-1"} {
+		d, err := quota.ParseRetryAfter(v, now, time.Minute)
+		fmt.Println(d, err)
+	}
+	// Output:
+	// 30s <nil>
+	// 10s <nil>
+	// 1m0s <nil>
+	// 0s quota: malformed rate-limit value: Retry-After "-1"
+}

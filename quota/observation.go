@@ -1,0 +1,76 @@
+package quota
+
+import "time"
+
+// Source is a set of rate-limit signal families, as bits. Observation uses
+// it twice: Sources for the families present in an answer, Malformed for
+// those present but (at least partly) unreadable.
+type Source uint16
+
+// The signal families Parse reads.
+const (
+	SourceRetryAfter Source = 1 << iota // Retry-After: seconds or HTTP-date
+	SourceAlibaba                       // x-ratelimit-user-api, x-ratelimit-user, x-acs-retry-after
+	SourceXRateLimit                    // X-RateLimit-Limit/Remaining/Reset, X-RateLimit-Quota-ID
+	SourceIETF                          // RateLimit-Limit/Remaining/Reset
+	SourceIETFFields                    // RateLimit-Policy and RateLimit structured fields
+	SourceBody                          // an error code in the body of an error answer (JSON or XML)
+	SourceStatus                        // the status code alone (429; 403 with an exhausted quota; 502, 503, 504)
+)
+
+// Field is a set of Observation fields known from the answer, as bits.
+type Field uint8
+
+// The fields of an Observation that may be known.
+const (
+	FieldLimit      Field = 1 << iota // Limit
+	FieldWindow                       // Window
+	FieldRemaining                    // Remaining
+	FieldReset                        // ResetAt
+	FieldRetryAfter                   // RetryAfter
+)
+
+// Observation is what one answer said about the tenant's quota. Parse fills
+// it in; the adaptive limiter learns from it. Only the fields named in Known
+// carry information: a zero Remaining with FieldRemaining unset means
+// "not said", not "exhausted".
+//
+// When several families disagree, Observation holds the most restrictive
+// reading: the smallest limit and remaining, the latest reset, the longest
+// retry hint.
+type Observation struct {
+	At     time.Time // when the answer was observed (the now given to Parse)
+	Status int       // HTTP status code
+	Code   string    // error code from the body, e.g. "Throttling.User"; empty if none
+
+	Throttled bool // the server refused the request for quota reasons
+	Transient bool // a transient failure (e.g. ServiceUnavailable); not a quota signal
+
+	Known      Field
+	Limit      int64         // requests allowed per Window
+	Window     time.Duration // the quota's window
+	Remaining  int64         // requests left in the current window, never negative
+	ResetAt    time.Time     // when the current window ends and Remaining refills
+	RetryAfter time.Duration // wait before the next request, capped by the parser's MaxHint
+	QuotaID    string        // X-RateLimit-Quota-ID or the IETF policy name, if any
+
+	Sources   Source // families present in the answer
+	Malformed Source // families present but unreadable (ignored), e.g. "Retry-After: soon"
+}
+
+// Has reports whether all of the fields f are known.
+func (o *Observation) Has(f Field) bool { return o.Known&f == f }
+
+// RetryAt returns the time before which the tenant should send nothing: the
+// explicit retry hint if there is one (it takes precedence over a reset time),
+// else ResetAt when the answer was a throttle or Remaining is 0. It returns
+// the zero time when the answer asked for no pause.
+func (o *Observation) RetryAt() time.Time {
+	if o.Has(FieldRetryAfter) {
+		return o.At.Add(o.RetryAfter)
+	}
+	if o.Has(FieldReset) && (o.Throttled || (o.Has(FieldRemaining) && o.Remaining == 0)) {
+		return o.ResetAt
+	}
+	return time.Time{}
+}
