@@ -1,0 +1,128 @@
+package retry
+
+import (
+	"context"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// Do calls op until it returns nil, fails permanently (see Classify and
+// Permanent), or the policy, its elapsed limit, the context or the tenant's
+// retry budget runs out; a nil p is the zero Policy. It returns nil on
+// success and a *GiveUpError otherwise.
+//
+// op must make a new request on each call, for example by calling the SDK
+// operation again, so that each attempt is signed afresh. Never retry a
+// signed API call by resending the same *http.Request: the server refuses a
+// reused signature nonce.
+//
+// The tenant is quota.KeyFrom(ctx); without a key, calls share one budget
+// account. Do deposits one call in the budget and withdraws one retry before
+// each wait. A cancelled context ends a wait at once; Do makes no attempt
+// once ctx is done. Do is safe for concurrent use with the same Policy.
+func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
+	_, err := DoValue(ctx, p, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, op(ctx)
+	})
+	return err
+}
+
+// DoValue is Do for an operation that returns a value, such as an SDK call
+// returning its response. It returns the value of the last attempt made,
+// which is the successful one when the error is nil.
+func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
+	a := &attempt{p: p, ctx: ctx, start: time.Now(), budget: p.budget()}
+	a.key, _ = quota.KeyFrom(ctx)
+	if a.budget != nil {
+		a.budget.Deposit(a.key, a.start)
+	}
+	var notify backoff.Notify
+	if p != nil && p.OnRetry != nil {
+		notify = func(err error, wait time.Duration) { p.OnRetry(a.n, err, wait) }
+	}
+	v, err := backoff.RetryNotifyWithTimerAndData(func() (T, error) {
+		var zero T
+		if err := ctx.Err(); err != nil {
+			a.reason = err
+			return zero, backoff.Permanent(err)
+		}
+		a.n++
+		v, err := op(ctx)
+		if err == nil {
+			return v, nil
+		}
+		a.last = unwrapPermanent(err)
+		a.out = p.Classify(nil, err, time.Now())
+		if !a.out.Class.Retryable() {
+			a.reason = ErrPermanent
+			if cerr := ctx.Err(); cerr != nil {
+				a.reason = cerr
+			}
+			return v, backoff.Permanent(a.last)
+		}
+		return v, err
+	}, backoff.WithContext(a, ctx), notify, nil)
+	if err == nil {
+		return v, nil
+	}
+	reason := a.reason
+	if reason == nil {
+		reason = ctx.Err() // the context ended a wait
+	}
+	if reason == nil {
+		reason = ErrAttemptsExhausted // not reached: every Stop sets a.reason
+	}
+	return v, &GiveUpError{
+		Attempts: a.n,
+		Elapsed:  time.Since(a.start),
+		Wait:     a.wait,
+		Last:     a.last,
+		Reason:   reason,
+	}
+}
+
+// attempt is the state of one Do call. It is the backoff.BackOff that
+// backoff/v4's retry loop asks for each wait; the loop, the timer and the
+// context handling are backoff/v4's.
+type attempt struct {
+	p      *Policy
+	ctx    context.Context
+	key    quota.Key
+	budget *Budget
+	start  time.Time
+
+	n      int     // attempts made
+	last   error   // the last attempt's error
+	out    Outcome // the last attempt's outcome
+	reason error   // why Do gave up, once it has
+	wait   time.Duration
+}
+
+// NextBackOff returns the wait before the next attempt, or backoff.Stop
+// with a.reason set.
+func (a *attempt) NextBackOff() time.Duration {
+	if a.n >= a.p.maxAttempts() {
+		a.reason = ErrAttemptsExhausted
+		return backoff.Stop
+	}
+	wait := a.p.Delay(a.out, a.n)
+	now := time.Now()
+	if lim := a.p.maxElapsed(); lim > 0 && now.Add(wait).Sub(a.start) > lim {
+		a.reason, a.wait = ErrElapsedExhausted, wait
+		return backoff.Stop
+	}
+	if dl, ok := a.ctx.Deadline(); ok && !now.Add(wait).Before(dl) {
+		a.reason, a.wait = ErrDeadline, wait
+		return backoff.Stop
+	}
+	if a.budget != nil && !a.budget.Withdraw(a.key, now) {
+		a.reason = ErrBudgetExhausted
+		return backoff.Stop
+	}
+	return wait
+}
+
+// Reset does nothing: an attempt is used for one Do call only.
+func (a *attempt) Reset() {}

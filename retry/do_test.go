@@ -1,0 +1,288 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// failing returns an op that fails with errs in turn, then succeeds, and
+// counts its calls.
+func failing(calls *int, errs ...error) func(context.Context) error {
+	return func(context.Context) error {
+		*calls++
+		if *calls <= len(errs) {
+			return errs[*calls-1]
+		}
+		return nil
+	}
+}
+
+func giveUp(t *testing.T, err error) *GiveUpError {
+	t.Helper()
+	var g *GiveUpError
+	if !errors.As(err, &g) {
+		t.Fatalf("err = %v (%T), want a *GiveUpError", err, err)
+	}
+	return g
+}
+
+func TestDoSucceedsAfterBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var waits []time.Duration
+		p := &Policy{Rand: constRand(0.5), NoBudget: true,
+			OnRetry: func(n int, err error, wait time.Duration) { waits = append(waits, wait) }}
+		calls := 0
+		start := time.Now()
+		err := Do(t.Context(), p, failing(&calls, errTransient, errTransient, errTransient))
+		if err != nil {
+			t.Fatalf("Do: %v", err)
+		}
+		if calls != 4 {
+			t.Errorf("calls = %d, want 4", calls)
+		}
+		// 50 + 100 + 200 ms: full jitter at 0.5 of 100 ms doubling.
+		if got, want := time.Since(start), 350*time.Millisecond; got != want {
+			t.Errorf("elapsed = %v, want %v (waits %v)", got, want, waits)
+		}
+	})
+}
+
+func TestDoHintIsFloor(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want time.Duration
+	}{
+		{"hint above backoff", &hintError{errThrottle, 5 * time.Second}, 5 * time.Second},
+		{"backoff above hint", &hintError{errThrottle, 100 * time.Millisecond}, 500 * time.Millisecond},
+		{"hint on a transient", &hintError{errTransient, 3 * time.Second}, 3 * time.Second},
+		{"hint alone is a throttle", &hintError{errors.New("wait"), 2 * time.Second}, 2 * time.Second},
+		{"hint capped", &hintError{errThrottle, time.Hour}, time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := &Policy{Rand: constRand(0.5), NoBudget: true}
+				calls := 0
+				start := time.Now()
+				if err := Do(t.Context(), p, failing(&calls, tt.err)); err != nil {
+					t.Fatalf("Do: %v", err)
+				}
+				if got := time.Since(start); got != tt.want {
+					t.Errorf("waited %v, want %v", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
+func TestDoHintFromHeaders(t *testing.T) {
+	needParser(t)
+	synctest.Test(t, func(t *testing.T) {
+		p := &Policy{Rand: constRand(0), NoBudget: true}
+		calls := 0
+		start := time.Now()
+		err := Do(t.Context(), p, failing(&calls,
+			&headerError{errThrottle, http.Header{"Retry-After": {"7"}}},
+			&headerError{errThrottle, http.Header{"Retry-After": {"3600"}}}))
+		if err != nil {
+			t.Fatalf("Do: %v", err)
+		}
+		if got, want := time.Since(start), 7*time.Second+time.Minute; got != want {
+			t.Errorf("waited %v, want %v (7 s, then 1 h capped to 1 min)", got, want)
+		}
+	})
+}
+
+func TestDoGivesUpAtOnceWhenHintTooLong(t *testing.T) {
+	t.Run("context deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			calls := 0
+			start := time.Now()
+			err := Do(ctx, &Policy{NoBudget: true}, failing(&calls, &hintError{errThrottle, 45 * time.Second}))
+			g := giveUp(t, err)
+			if !errors.Is(err, ErrDeadline) || g.Wait != 45*time.Second || g.Attempts != 1 || calls != 1 {
+				t.Errorf("err = %v (%+v), want ErrDeadline after 1 attempt with Wait 45s", err, g)
+			}
+			if got := time.Since(start); got != 0 {
+				t.Errorf("slept %v before giving up, want 0", got)
+			}
+		})
+	})
+	t.Run("max elapsed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			calls := 0
+			start := time.Now()
+			err := Do(t.Context(), &Policy{NoBudget: true, MaxElapsed: 30 * time.Second},
+				failing(&calls, &hintError{errThrottle, time.Hour}))
+			g := giveUp(t, err)
+			if !errors.Is(err, ErrElapsedExhausted) || g.Wait != time.Minute {
+				t.Errorf("err = %v, want ErrElapsedExhausted with Wait 1m (hint capped)", err)
+			}
+			if !errors.Is(err, errThrottle) {
+				t.Errorf("err = %v does not wrap the last error", err)
+			}
+			if got := time.Since(start); got != 0 {
+				t.Errorf("slept %v before giving up, want 0", got)
+			}
+		})
+	})
+}
+
+func TestDoCancelMidWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			time.Sleep(2 * time.Second)
+			cancel()
+		}()
+		calls := 0
+		start := time.Now()
+		err := Do(ctx, &Policy{NoBudget: true}, func(context.Context) error {
+			calls++
+			return &hintError{errThrottle, 50 * time.Second}
+		})
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("Do returned after %v, want 2s (at cancel)", got)
+		}
+		g := giveUp(t, err)
+		if !errors.Is(err, context.Canceled) || g.Attempts != 1 || calls != 1 {
+			t.Errorf("err = %v (attempts %d, calls %d), want context.Canceled after 1 attempt", err, g.Attempts, calls)
+		}
+		synctest.Wait()
+	})
+}
+
+func TestDoDoneContextMakesNoAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := 0
+	err := Do(ctx, &Policy{NoBudget: true}, failing(&calls))
+	if g := giveUp(t, err); calls != 0 || g.Attempts != 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, calls = %d; want context.Canceled and no call", err, calls)
+	}
+}
+
+func TestDoAttemptsExhausted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		err := Do(t.Context(), &Policy{MaxAttempts: 3, NoBudget: true}, func(context.Context) error {
+			calls++
+			return errTransient
+		})
+		g := giveUp(t, err)
+		if !errors.Is(err, ErrAttemptsExhausted) || g.Attempts != 3 || calls != 3 {
+			t.Errorf("err = %v, calls = %d; want ErrAttemptsExhausted after 3", err, calls)
+		}
+		var se *sdkError
+		if !errors.As(err, &se) || se.code != "ServiceUnavailable" {
+			t.Errorf("errors.As(err, *sdkError) failed on %v", err)
+		}
+	})
+}
+
+func TestDoPermanentNeverRetried(t *testing.T) {
+	perm := errors.New("bad input")
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"SignatureNonceUsed", &sdkError{"SignatureNonceUsed", 400}},
+		{"SignatureNonceUsed on 503", &sdkError{"SignatureNonceUsed", 503}},
+		{"InvalidTimeStamp.Expired", &sdkError{"InvalidTimeStamp.Expired", 400}},
+		{"InvalidAccessKeyId.NotFound", &sdkError{"InvalidAccessKeyId.NotFound", 404}},
+		{"InvalidAccessKeyId.Inactive", &sdkError{"InvalidAccessKeyId.Inactive", 400}},
+		{"SignatureDoesNotMatch", &sdkError{"SignatureDoesNotMatch", 400}},
+		{"Forbidden.RAM", &sdkError{"Forbidden.RAM", 403}},
+		{"Forbidden", &sdkError{"Forbidden", 403}},
+		{"InvalidParameter", &sdkError{"InvalidParameter", 400}},
+		{"InvalidParameter.Foo", &sdkError{"InvalidParameter.Foo", 400}},
+		{"MissingParameter.RegionId", &sdkError{"MissingParameter.RegionId", 400}},
+		{"permanent code with a hint", &hintError{&sdkError{"SignatureNonceUsed", 400}, time.Second}},
+		{"unknown 400", &sdkError{"InvalidInstance.NotFound", 400}},
+		{"Permanent wrapper", Permanent(&hintError{errThrottle, time.Second})},
+		{"context.Canceled from op", context.Canceled},
+		{"context.DeadlineExceeded from op", context.DeadlineExceeded},
+		{"plain error", perm},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := Do(context.Background(), &Policy{NoBudget: true}, func(context.Context) error {
+				calls++
+				return tt.err
+			})
+			if calls != 1 {
+				t.Errorf("op called %d times, want 1", calls)
+			}
+			g := giveUp(t, err)
+			if !errors.Is(err, ErrPermanent) || g.Attempts != 1 {
+				t.Errorf("err = %v, want ErrPermanent after 1 attempt", err)
+			}
+			if !errors.Is(err, unwrapPermanent(tt.err)) {
+				t.Errorf("err = %v does not wrap %v", err, tt.err)
+			}
+		})
+	}
+}
+
+func TestDoUserClassifierFirst(t *testing.T) {
+	custom := errors.New("custom, retryable")
+	p := &Policy{NoBudget: true, Rand: constRand(0),
+		Classifier: func(_ *http.Response, err error) (Outcome, bool) {
+			switch {
+			case errors.Is(err, custom):
+				return Outcome{Class: ClassTransient}, true
+			case errors.Is(err, errThrottle):
+				return Outcome{Class: ClassPermanent}, true
+			}
+			return Outcome{}, false
+		}}
+	calls := 0
+	if err := Do(context.Background(), p, failing(&calls, custom, custom)); err != nil || calls != 3 {
+		t.Errorf("custom retryable: err = %v, calls = %d; want nil, 3", err, calls)
+	}
+	calls = 0
+	if err := Do(context.Background(), p, failing(&calls, errThrottle)); !errors.Is(err, ErrPermanent) || calls != 1 {
+		t.Errorf("throttle made permanent: err = %v, calls = %d; want ErrPermanent, 1", err, calls)
+	}
+	calls = 0
+	if err := Do(context.Background(), p, failing(&calls, errTransient)); err != nil || calls != 2 {
+		t.Errorf("default rules: err = %v, calls = %d; want nil, 2", err, calls)
+	}
+}
+
+func TestDoValue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		start := time.Now()
+		v, err := DoValue(t.Context(), nil, func(context.Context) (string, error) {
+			calls++
+			if calls < 3 {
+				return "", errThrottle
+			}
+			return "i-123", nil
+		})
+		if err != nil || v != "i-123" || calls != 3 {
+			t.Errorf("DoValue = %q, %v after %d calls; want i-123, nil, 3", v, err, calls)
+		}
+		// nil Policy: throttle backoff from 1 s, full jitter: at most 1 s + 2 s.
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("waited %v, want at most 3s", d)
+		}
+	})
+}
+
+func TestGiveUpErrorMessage(t *testing.T) {
+	err := &GiveUpError{Attempts: 2, Elapsed: time.Second, Wait: time.Minute, Last: errThrottle, Reason: ErrDeadline}
+	want := "retry: next attempt would be past the context deadline after 2 attempt(s) in 1s (next wait 1m0s): " + errThrottle.Error()
+	if got := err.Error(); got != want {
+		t.Errorf("Error() = %q\nwant %q", got, want)
+	}
+}

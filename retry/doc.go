@@ -1,0 +1,32 @@
+// Package retry decides whether, when and how often to try a failed cloud API
+// call again, so that a retrying client stays inside its server's quota.
+//
+// Do and DoValue call an operation again until it succeeds, fails
+// permanently, or runs out of attempts, elapsed time, context or retry
+// budget. The wait before each retry is an exponential backoff with full
+// jitter (1 s base for throttles, 100 ms for other transient failures, at most
+// 20 s), with the server's own retry hint (Retry-After, x-acs-retry-after,
+// Alibaba's TimeLeft, a reset time) as a floor under it. A hint is capped
+// (1 min by default) and never a reason to sleep past the policy's elapsed
+// limit or the context's deadline: when it would, Do gives up at once.
+//
+// The operation given to Do must make a new request each time it is called,
+// for example by calling the SDK operation again, which signs the request
+// afresh. Never retry a signed API call by resending the same *http.Request:
+// Alibaba Cloud refuses a reused signature nonce (SignatureNonceUsed), and
+// other clouds reject stale timestamps.
+//
+// Classify tells throttles, transient failures and permanent failures apart,
+// from an *http.Response (through quota.Parse, which reads the body's error
+// code and hands the body back intact) or from an error. Errors are read
+// through small interfaces (ErrorCoder, StatusCoder, RetryAfterer,
+// HeaderCarrier), so SDK errors such as Alibaba Cloud's *errors.ServerError
+// are understood without this package importing any SDK.
+//
+// A Budget caps retries per tenant (quota.KeyFrom) at a share of the calls
+// made, so that a failing service sees little extra load.
+//
+// Policy.CheckRetry and Policy.Backoff adapt a Policy to
+// github.com/hashicorp/go-retryablehttp, for plain HTTP requests that are not
+// signed per attempt.
+package retry
