@@ -97,6 +97,7 @@ func alibabaReading(vs []string, now time.Time, maxHint time.Duration) (r readin
 		if d, ok := val[aliTimeLeft].dur(time.Millisecond); ok {
 			r.known |= FieldReset
 			r.reset = clampTime(now.Add(d), now, maxHint)
+			r.slack = time.Millisecond
 		} else {
 			bad = true
 		}
@@ -104,6 +105,7 @@ func alibabaReading(vs []string, now time.Time, maxHint time.Duration) (r readin
 		if t, ok := resetAt(val[aliReset], now, maxHint); ok {
 			r.known |= FieldReset
 			r.reset = t
+			r.slack = resetSlack(val[aliReset], now)
 		} else {
 			bad = true
 		}

@@ -14,6 +14,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 			if dd, good := d.dur(time.Second); good {
 				r.known |= FieldReset
 				r.reset = clampTime(now.Add(dd), now, maxHint)
+				r.slack = secondsSlack(d)
 			} else {
 				b = true
 			}
@@ -87,6 +88,7 @@ func parseIETFFields(o *Observation, policy, budget []string, now time.Time, max
 					continue
 				}
 				r.known, r.reset = r.known|FieldReset, clampTime(now.Add(d), now, maxHint)
+				r.slack = secondsSlack(m.t.d)
 			}
 			if tighterBudget(&r, &bud, now) {
 				bud, budName = r, m.name
@@ -97,7 +99,7 @@ func parseIETFFields(o *Observation, policy, budget []string, now time.Time, max
 		o.Malformed |= SourceIETFFields
 	}
 	lim.known |= bud.known
-	lim.remaining, lim.reset = bud.remaining, bud.reset
+	lim.remaining, lim.reset, lim.slack = bud.remaining, bud.reset, bud.slack
 	o.merge(lim)
 	if o.QuotaID == "" {
 		name := budName

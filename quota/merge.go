@@ -10,6 +10,7 @@ type reading struct {
 	window    time.Duration
 	remaining int64
 	reset     time.Time
+	slack     time.Duration // the reset may be up to this much early: its value was rounded
 }
 
 // tighterLimit reports whether the limit of a is more restrictive than that
@@ -78,7 +79,7 @@ func pick(a, b reading, now time.Time) reading {
 	}
 	if tighterBudget(&b, &a, now) {
 		out.known = out.known&^(FieldRemaining|FieldReset) | b.known&(FieldRemaining|FieldReset)
-		out.remaining, out.reset = b.remaining, b.reset
+		out.remaining, out.reset, out.slack = b.remaining, b.reset, b.slack
 	}
 	return out
 }
@@ -108,7 +109,7 @@ func (o *Observation) merge(r reading) {
 	}
 	if r.known&FieldReset != 0 && (!o.Has(FieldReset) || r.reset.After(o.ResetAt)) {
 		o.Known |= FieldReset
-		o.ResetAt = r.reset
+		o.ResetAt, o.ResetSlack = r.reset, r.slack
 	}
 }
 

@@ -149,6 +149,24 @@ func resetAt(d decimal, now time.Time, maxHint time.Duration) (time.Time, bool) 
 	return clampTime(t, now, maxHint), true
 }
 
+// resetSlack returns how much earlier than resetAt(d, now, …) the real
+// reset may be: a whole number of seconds was most likely rounded up (a
+// second), a value in milliseconds or with a fraction is exact enough.
+func resetSlack(d decimal, now time.Time) time.Duration {
+	if d.frac != 0 || resetKind(d.whole, now) == resetEpochMillis {
+		return time.Millisecond
+	}
+	return time.Second
+}
+
+// secondsSlack is resetSlack for a value known to be delta seconds.
+func secondsSlack(d decimal) time.Duration {
+	if d.frac != 0 {
+		return time.Millisecond
+	}
+	return time.Second
+}
+
 type resetUnit int
 
 const (

@@ -51,6 +51,7 @@ type Observation struct {
 	Window     time.Duration // the quota's window
 	Remaining  int64         // requests left in the current window, never negative
 	ResetAt    time.Time     // when the current window ends and Remaining refills
+	ResetSlack time.Duration // ResetAt may be this much late: 1 s for a value in whole seconds (rounded), 1 ms for milliseconds
 	RetryAfter time.Duration // wait before the next request, capped by the parser's MaxHint
 	QuotaID    string        // X-RateLimit-Quota-ID or the IETF policy name, if any
 

@@ -16,6 +16,7 @@ func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, 
 		if t, ok := resetAt(d, now, maxHint); ok {
 			r.known |= FieldReset
 			r.reset = t
+			r.slack = resetSlack(d, now)
 		} else {
 			bad = true
 		}
