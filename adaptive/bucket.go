@@ -1,0 +1,129 @@
+package adaptive
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// bucket is a token bucket in GCRA form: one atomic word holds the
+// theoretical arrival time (TAT) of the next request, in Unix nanoseconds. A
+// request at t conforms when t >= TAT - tau, and then moves TAT to
+// max(TAT, t) + interval. interval is 1/rate; tau is (burst-1)·interval. An
+// interval of 0 means no pacing.
+//
+// The parameters live in their own words and are read without a lock: a
+// decision may use a parameter a few nanoseconds stale, which is no worse than
+// deciding just before the update.
+//
+// GCRA on one word was measured against the same bucket behind a mutex
+// (bucket_mutex_test.go): see the package benchmarks.
+type bucket struct {
+	tat      atomic.Int64
+	interval atomic.Int64
+	tau      atomic.Int64
+	changed  atomic.Int64 // Unix ns of the last change of interval
+}
+
+// take takes one token at now if one is there. It returns 0 on success,
+// otherwise how long until one would be (> 0).
+func (b *bucket) take(now int64) int64 {
+	for {
+		t := b.interval.Load()
+		if t == 0 {
+			return 0
+		}
+		tat := b.tat.Load()
+		if free := tat - b.tau.Load(); now < free {
+			return free - now
+		}
+		if b.tat.CompareAndSwap(tat, max(tat, now)+t) {
+			return 0
+		}
+	}
+}
+
+// reserve takes the next token, now or in the future, unless it would come
+// later than now+maxWait. It returns the time the token is due; ok is false
+// (and nothing taken) when that is past now+maxWait.
+func (b *bucket) reserve(now, maxWait int64) (due int64, ok bool) {
+	for {
+		t := b.interval.Load()
+		if t == 0 {
+			return now, true
+		}
+		tat := b.tat.Load()
+		due = max(now, tat-b.tau.Load())
+		if due-now > maxWait {
+			return due, false
+		}
+		if b.tat.CompareAndSwap(tat, max(tat, now)+t) {
+			return due, true
+		}
+	}
+}
+
+// force takes one token at now whether or not one is there: the bucket goes
+// into debt. The probe after a pause uses it to jump the queue (everyone
+// else waits for its answer anyway).
+func (b *bucket) force(now int64) {
+	for {
+		t := b.interval.Load()
+		tat := b.tat.Load()
+		if t == 0 || b.tat.CompareAndSwap(tat, max(tat, now)+t) {
+			return
+		}
+	}
+}
+
+// giveBack returns one token taken earlier: TAT moves back one interval.
+// Later reservations keep their times, so the token becomes the last one due.
+func (b *bucket) giveBack() {
+	if t := b.interval.Load(); t > 0 {
+		b.tat.Add(-t)
+	}
+}
+
+// set changes rate and burst at now. The debt already queued (TAT beyond
+// now) is rescaled to the new interval, so the requests it stands for keep
+// their place in line at the new pace. It reports whether the change is big
+// enough that waiters should re-check (the interval moved by 20% or more, or
+// pacing was turned on or off).
+func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
+	var t int64
+	if rate > 0 {
+		t = int64(math.Min(1e9/rate, math.MaxInt64/4))
+		t = max(t, 1)
+	}
+	old := b.interval.Load()
+	if t == old {
+		b.tau.Store(int64(max(burst-1, 0)) * t)
+		return false
+	}
+	for {
+		tat := b.tat.Load()
+		next := tat
+		if old > 0 && t > 0 && tat > now {
+			next = now + int64(float64(tat-now)*float64(t)/float64(old))
+		}
+		if b.tat.CompareAndSwap(tat, next) {
+			break
+		}
+	}
+	b.tau.Store(int64(max(burst-1, 0)) * t)
+	b.changed.Store(now)
+	b.interval.Store(t)
+	if old == 0 || t == 0 {
+		return true
+	}
+	r := float64(t) / float64(old)
+	return r >= 1.2 || r <= 1/1.2
+}
+
+// rate returns the bucket's rate per second, 0 for no pacing, and its burst.
+func (b *bucket) rate() (float64, int) {
+	t := b.interval.Load()
+	if t == 0 {
+		return 0, 0
+	}
+	return 1e9 / float64(t), int(b.tau.Load()/t) + 1
+}

@@ -1,0 +1,45 @@
+// Package adaptive is tollgate's engine: a per-tenant limiter that keeps a
+// client inside its server's quota and learns that quota from the answers.
+//
+// A Limiter combines three checks, all of which must pass to admit a request:
+//
+//   - a token bucket (rate, burst), kept as a GCRA theoretical arrival time
+//     in one atomic word;
+//   - a sliding window (at most Limit requests in any trailing Window), a
+//     window.Window, used when the bucket alone does not already imply it;
+//   - a pause gate, closed until a time given by a server's retry hint or an
+//     exhausted Remaining. After a throttle's pause one request probes, and
+//     the others wait for its answer (or a probe timeout) before going.
+//
+// The limits come from three places, reported by Snapshot.Source: a static
+// quota.Rule, the server's rate-limit headers (limit, window, remaining,
+// reset), or what the Limiter learned from throttles when the server says
+// nothing else. The rules (see Observe) are:
+//
+//   - Headers known: pace at Limit/Window with a burst of 1, which by itself
+//     keeps at most Limit in any trailing Window; spend what Remaining is
+//     left evenly until the reset, counting requests in flight; at zero,
+//     pause until the reset. After HeaderTTL without fresh headers the last
+//     good limit stays in force, the stale Remaining is ignored.
+//   - A retry hint pauses the whole tenant until then, capped by MaxPause,
+//     and one request probes before the waiters are released.
+//   - A throttle is always a signal, whatever the headers say: the rate is
+//     cut at once (to a little under the success rate measured over the last
+//     second, or multiplicatively), at most once per round trip: throttles
+//     of requests admitted before the last cut are ignored (each Ticket
+//     carries its admission number). Then the rate grows back along a cubic
+//     curve (fast while far below the last good rate, flat near it, probing
+//     faster beyond it) but only while the Limiter is the bottleneck, never
+//     while idle.
+//   - With no rule and no signal yet, a Limiter admits everything until the
+//     first throttle, then starts from the measured success rate.
+//   - A Transient answer (e.g. 503 ServiceUnavailable) is not a quota signal.
+//
+// Admission is two-step, like gobreaker's: Wait and ReserveAt return a Ticket
+// (a small value, no allocation) whose Done reports the answer and whose
+// Cancel gives the token back when the request was never sent. AllowAt is the
+// one-step form for callers with no answer to report.
+//
+// A Registry maps tenant keys to Limiters, seeded from a quota.Rules table,
+// bounded in size, evicting idle tenants.
+package adaptive

@@ -1,0 +1,30 @@
+package adaptive
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrWouldExceedDeadline is the decision Wait returns when admission would
+// come after the context's deadline. Wait fails at once rather than sleep
+// for nothing; the returned error is a *WaitError that matches this sentinel
+// with errors.Is.
+var ErrWouldExceedDeadline = errors.New("adaptive: wait would exceed the context deadline")
+
+// WaitError reports how long Wait would have had to wait, and why, when that
+// would pass the context deadline. errors.Is(err, ErrWouldExceedDeadline)
+// holds for it.
+type WaitError struct {
+	Wait   time.Duration // how long the wait would have been (a lower bound when Reason is "pause")
+	Left   time.Duration // how long there was until the deadline
+	Reason string        // what held the request back: "rate", "window" or "pause"
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("adaptive: would wait %v for the %s limit, past the context deadline (%v left)",
+		e.Wait.Round(time.Microsecond), e.Reason, e.Left.Round(time.Microsecond))
+}
+
+// Is reports whether target is ErrWouldExceedDeadline.
+func (e *WaitError) Is(target error) bool { return target == ErrWouldExceedDeadline }

@@ -1,0 +1,66 @@
+package adaptive_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+func Example() {
+	// Start from a static quota of 2 requests per second.
+	lim := adaptive.New(adaptive.Config{Rule: quota.Every(2, time.Second)})
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	for _, ms := range []int{0, 100, 500, 1000} {
+		now := start.Add(time.Duration(ms) * time.Millisecond)
+		tk, ok := lim.ReserveAt(now)
+		fmt.Printf("%4d ms admitted=%v\n", ms, ok)
+		if ok {
+			// Send the request, then report the answer. This one carried
+			// rate-limit headers: 10 per second.
+			tk.Done(quota.Observation{
+				At: now.Add(20 * time.Millisecond), Status: 200,
+				Known: quota.FieldLimit | quota.FieldWindow,
+				Limit: 10, Window: time.Second,
+			})
+		}
+	}
+	s := lim.Snapshot()
+	fmt.Printf("limit %d per %v from %v\n", s.Limit, s.Window, s.Source)
+	// Output:
+	//    0 ms admitted=true
+	//  100 ms admitted=false
+	//  500 ms admitted=true
+	// 1000 ms admitted=true
+	// limit 10 per 1s from headers
+}
+
+func ExampleLimiter_Wait() {
+	lim := adaptive.New(adaptive.Config{Rule: quota.Every(1, time.Second)})
+	lim.Allow() // the bucket is now empty for a second
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := lim.Wait(ctx)
+	fmt.Println(err != nil, errorsIs(err))
+	// Output: true true
+}
+
+func errorsIs(err error) bool {
+	we, ok := err.(*adaptive.WaitError)
+	return ok && we.Is(adaptive.ErrWouldExceedDeadline) && we.Reason == "rate"
+}
+
+func ExampleRegistry() {
+	var rules quota.Rules
+	rules.Set(quota.Key{Product: "ecs"}, quota.Every(20, time.Second))
+	reg := adaptive.NewRegistry(adaptive.RegistryConfig{Rules: &rules})
+
+	k := quota.Key{Product: "ecs", Region: "cn-hangzhou", Account: "1234567890123456"}
+	lim := reg.Get(k)
+	fmt.Println(reg.Len(), lim.Snapshot().Rate, lim.Snapshot().Source)
+	// Output: 1 20 rule
+}

@@ -1,0 +1,198 @@
+package adaptive
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/window"
+)
+
+// Limiter keeps one tenant inside its server's quota: a token bucket, a
+// sliding window and a pause gate (see the package doc), tuned by what the
+// server's answers say.
+//
+// Admit a request with Wait (blocking, most callers want this), ReserveAt
+// (non-blocking) or AllowAt (non-blocking, no answer to report). Wait and
+// ReserveAt return a Ticket: call its Done with the answer's Observation, or
+// Cancel if the request was never sent. Answers not tied to a ticket go to
+// Observe.
+//
+// A hot update (an Observation that changes the limits) applies to every
+// later decision at once. Callers already waiting in Wait hold a place in the
+// bucket's queue, which is rescaled to the new rate; they re-check the gate
+// and the window when their timer fires, and a change of the rate by 20% or
+// more, or the end of a probe, wakes them to take a fresh place.
+//
+// The zero Limiter is ready to use and behaves like New(Config{}): no rule,
+// so it admits everything until the first throttle. Limiter is safe for
+// concurrent use and must not be copied after first use.
+type Limiter struct {
+	p    *params    // nil means defaultParams
+	rule quota.Rule // the static starting point
+
+	b        bucket
+	g        gate
+	win      atomic.Pointer[window.Window] // nil: no window in force
+	winLimit atomic.Int64                  // the limit win enforces
+
+	seq      atomic.Uint64 // tickets issued so far; a ticket's number
+	inflight atomic.Int64  // tickets neither done nor cancelled
+	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
+	used     atomic.Int64  // Unix ns of the last Registry lookup
+	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
+
+	mu   sync.Mutex // guards s, wake and gen writes
+	wake chan struct{}
+	gen  atomic.Uint32 // bumped with every wake
+	s    learnState
+}
+
+// New returns a Limiter configured by cfg, starting from cfg.Rule.
+func New(cfg Config) *Limiter {
+	l := &Limiter{p: cfg.params(), rule: cfg.Rule}
+	l.init()
+	return l
+}
+
+func newWithParams(p *params, rule quota.Rule) *Limiter {
+	l := &Limiter{p: p, rule: rule}
+	l.init()
+	return l
+}
+
+func (l *Limiter) init() {
+	if l.rule == (quota.Rule{}) {
+		return
+	}
+	l.mu.Lock()
+	l.recompute(time.Now().UnixNano())
+	l.mu.Unlock()
+}
+
+func (l *Limiter) params() *params {
+	if l.p == nil {
+		return defaultParams
+	}
+	return l.p
+}
+
+// Allow is AllowAt(time.Now()).
+func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
+
+// AllowAt reports whether a request may be sent at now, and if so counts it
+// against the bucket and the window. It never blocks. A request admitted by
+// AllowAt is not counted in flight and its answer, if any, goes to Observe;
+// if it happens to be the probe after a pause, the first success Observe
+// sees ends the probe. Use ReserveAt to tie answers to admissions.
+func (l *Limiter) AllowAt(now time.Time) bool {
+	_, wait, _ := l.admit(now, now.UnixNano())
+	return wait == 0
+}
+
+// ReserveAt admits a request at now if the bucket, the window and the gate
+// all allow it, without blocking. On success the Ticket must be finished
+// with Done or Cancel.
+func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
+	ns := now.UnixNano()
+	probe, wait, _ := l.admit(now, ns)
+	if wait != 0 {
+		return Ticket{}, false
+	}
+	return l.ticket(ns, probe), true
+}
+
+// Reserve is ReserveAt(time.Now()).
+func (l *Limiter) Reserve() (Ticket, bool) { return l.ReserveAt(time.Now()) }
+
+func (l *Limiter) ticket(now, probe int64) Ticket {
+	l.inflight.Add(1)
+	return Ticket{l: l, seq: l.seq.Add(1), at: now, probe: probe}
+}
+
+// Hold-back reasons, for WaitError.
+const (
+	reasonPause  = "pause"
+	reasonRate   = "rate"
+	reasonWindow = "window"
+)
+
+// admit runs the three checks at now (ns is now in Unix ns). It returns
+// wait 0 on success, with the probe deadline if the caller is the probe;
+// otherwise how long until a retry could succeed (at least 1 ns) and why.
+func (l *Limiter) admit(now time.Time, ns int64) (probe, wait int64, reason string) {
+	l.refresh(ns)
+	wait, probe = l.g.enter(ns, l.params().probeTimeout)
+	if wait > 0 {
+		l.markBlocked(ns)
+		return 0, wait, reasonPause
+	}
+	if probe != 0 {
+		l.b.force(ns)
+	} else if wait = l.b.take(ns); wait > 0 {
+		l.unprobe(probe)
+		l.markBlocked(ns)
+		return 0, wait, reasonRate
+	}
+	if w := l.win.Load(); w != nil {
+		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
+			l.b.giveBack()
+			l.unprobe(probe)
+			l.markBlocked(ns)
+			return 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1), reasonWindow
+		}
+	}
+	return probe, 0, ""
+}
+
+// refresh derives the limits again if a reset or the header TTL has passed
+// since they were last derived: the spending rate R/T ends at the reset.
+func (l *Limiter) refresh(now int64) {
+	if r := l.recheck.Load(); r == 0 || now < r {
+		return
+	}
+	if !l.mu.TryLock() {
+		return // someone else is at it
+	}
+	big := l.recompute(now)
+	l.mu.Unlock()
+	if big {
+		l.notify()
+	}
+}
+
+// unprobe hands back the probe a caller claimed but will not send.
+func (l *Limiter) unprobe(probe int64) {
+	if probe != 0 && l.g.release(probe) {
+		l.notify()
+	}
+}
+
+// markBlocked records demand: an admission was held back at now.
+func (l *Limiter) markBlocked(now int64) {
+	if now-l.blocked.Load() > int64(time.Millisecond) {
+		l.blocked.Store(now)
+	}
+}
+
+// wakeCh returns a channel closed at the next wake.
+func (l *Limiter) wakeCh() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.wake == nil {
+		l.wake = make(chan struct{})
+	}
+	return l.wake
+}
+
+// notify wakes every waiter to re-check.
+func (l *Limiter) notify() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen.Add(1)
+	if l.wake != nil {
+		close(l.wake)
+		l.wake = nil
+	}
+}

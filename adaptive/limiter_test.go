@@ -1,0 +1,410 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+
+func ok(at time.Time) quota.Observation { return quota.Observation{At: at, Status: 200} }
+
+func throttled(at time.Time) quota.Observation {
+	return quota.Observation{At: at, Status: 429, Throttled: true}
+}
+
+func TestZeroLimiterUnlimited(t *testing.T) {
+	var l Limiter
+	for i := range 1000 {
+		if !l.AllowAt(ms(0)) {
+			t.Fatalf("zero Limiter refused request %d", i)
+		}
+	}
+	var tk Ticket // zero Ticket: no-ops
+	tk.Done(ok(ms(0)))
+	tk.Cancel()
+	if s := l.Snapshot(); s.Rate != 0 || s.Source != SourceNone {
+		t.Fatalf("zero Limiter snapshot %+v", s)
+	}
+}
+
+func TestBucketPacing(t *testing.T) {
+	l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 3}})
+	steps := []struct {
+		at   int
+		want bool
+	}{
+		{0, true}, {0, true}, {0, true}, {0, false}, // burst of 3
+		{99, false}, {100, true}, {100, false},
+		{150, false}, {200, true},
+		{1000, true}, {1000, true}, {1000, true}, {1000, false}, // refilled to 3
+	}
+	for i, s := range steps {
+		if got := l.AllowAt(ms(s.at)); got != s.want {
+			t.Fatalf("step %d at %d ms: got %v, want %v", i, s.at, got, s.want)
+		}
+	}
+	if s := l.Snapshot(); s.Rate != 10 || s.Burst != 3 || s.Source != SourceRule {
+		t.Fatalf("snapshot %+v", s)
+	}
+}
+
+func TestRuleWindow(t *testing.T) {
+	// Rate 100/s with a burst of 10 would allow 110 in the first second;
+	// the window holds it to 20 per second.
+	l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 10, Limit: 20, Window: time.Second}})
+	n := 0
+	for i := 0; i < 1000; i++ {
+		if l.AllowAt(ms(i)) {
+			n++
+		}
+	}
+	if n != 20 {
+		t.Fatalf("admitted %d in the first second, want 20", n)
+	}
+}
+
+func TestHeadersPacingAndRemaining(t *testing.T) {
+	l := New(Config{})
+	h := ok(ms(0))
+	h.Known = quota.FieldLimit | quota.FieldWindow | quota.FieldRemaining | quota.FieldReset
+	h.Limit, h.Window, h.Remaining, h.ResetAt = 10, time.Second, 5, ms(1000)
+	l.Observe(h)
+	s := l.Snapshot()
+	// 5 left for 1 s: spend them evenly, slower than 10/s.
+	if s.Source != SourceHeaders || s.Rate < 4.9 || s.Rate > 5.1 || s.Limit != 10 || s.Remaining != 5 {
+		t.Fatalf("after headers: %+v", s)
+	}
+	// Remaining 0: pause until the reset, no probe.
+	h.Remaining, h.At = 0, ms(500)
+	l.Observe(h)
+	if l.AllowAt(ms(600)) || l.AllowAt(ms(999)) {
+		t.Fatal("admitted while Remaining was 0")
+	}
+	if !l.AllowAt(ms(1000)) {
+		t.Fatal("refused after the reset")
+	}
+	if s := l.Snapshot(); s.Probing || s.Rate != 10 {
+		t.Fatalf("after the reset: %+v", s)
+	}
+}
+
+func TestStaleHeadersKeepLimit(t *testing.T) {
+	l := New(Config{HeaderTTL: 10 * time.Second})
+	h := ok(ms(0))
+	h.Known = quota.FieldLimit | quota.FieldWindow | quota.FieldRemaining | quota.FieldReset
+	h.Limit, h.Window, h.Remaining, h.ResetAt = 20, time.Second, 1, ms(60_000)
+	l.Observe(h)
+	if s := l.Snapshot(); s.Rate > 1 {
+		t.Fatalf("fresh Remaining 1 for a minute should slow to ~1/60 s: %+v", s)
+	}
+	// Past the TTL, the stale Remaining is ignored; the limit stays.
+	l.AllowAt(ms(10_001))
+	s := l.Snapshot()
+	if !s.Stale || s.Rate != 20 || s.Source != SourceHeaders {
+		t.Fatalf("stale: %+v", s)
+	}
+}
+
+func TestRetryHintPauseAndProbe(t *testing.T) {
+	l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
+	o := throttled(ms(0))
+	o.Known, o.RetryAfter = quota.FieldRetryAfter, 2*time.Second
+	l.Observe(o)
+	if l.AllowAt(ms(1999)) {
+		t.Fatal("admitted during the pause")
+	}
+	probe, okp := l.ReserveAt(ms(2000))
+	if !okp || !probe.Probe() {
+		t.Fatal("first request after the pause is not the probe")
+	}
+	if _, ok2 := l.ReserveAt(ms(2001)); ok2 {
+		t.Fatal("admitted a second request while the probe is out")
+	}
+	probe.Done(ok(ms(2020)))
+	tk, ok3 := l.ReserveAt(ms(2021))
+	if !ok3 || tk.Probe() {
+		t.Fatal("not released after the probe's success")
+	}
+	tk.Cancel()
+}
+
+func TestPauseCapped(t *testing.T) {
+	l := New(Config{MaxPause: time.Second})
+	o := throttled(ms(0))
+	o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Hour
+	l.Observe(o)
+	if !l.Snapshot().PauseUntil.Equal(ms(1000)) {
+		t.Fatalf("pause not capped: %v", l.Snapshot().PauseUntil)
+	}
+}
+
+func TestProbeTimeout(t *testing.T) {
+	l := New(Config{ProbeTimeout: 500 * time.Millisecond, Rule: quota.Rule{Rate: 100, Burst: 1}})
+	o := throttled(ms(0))
+	o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
+	l.Observe(o)
+	p, _ := l.ReserveAt(ms(1000))
+	if !p.Probe() {
+		t.Fatal("no probe")
+	}
+	if l.AllowAt(ms(1499)) {
+		t.Fatal("released before the probe timeout")
+	}
+	if !l.AllowAt(ms(1500)) {
+		t.Fatal("not released at the probe timeout")
+	}
+}
+
+func TestProbeCancelHandsOn(t *testing.T) {
+	l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
+	o := throttled(ms(0))
+	o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
+	l.Observe(o)
+	p, _ := l.ReserveAt(ms(1000))
+	p.Cancel()
+	q, okq := l.ReserveAt(ms(1001))
+	if !okq || !q.Probe() {
+		t.Fatal("a cancelled probe was not handed to the next request")
+	}
+}
+
+func TestThrottleCutOncePerRoundTrip(t *testing.T) {
+	l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
+	var tickets []Ticket
+	for i := range 10 {
+		tk, ok := l.ReserveAt(ms(i * 10))
+		if !ok {
+			t.Fatalf("refused %d", i)
+		}
+		tickets = append(tickets, tk)
+	}
+	// All ten were sent before any answer; all are throttled.
+	for i, tk := range tickets {
+		tk.Done(throttled(ms(200 + i)))
+	}
+	s := l.Snapshot()
+	if s.Source != SourceLearned || s.Learned < 69 || s.Learned > 71 {
+		t.Fatalf("want one cut to 70/s, got %+v", s)
+	}
+	// A request admitted after the cut, throttled, cuts again.
+	tk, _ := l.ReserveAt(ms(300))
+	tk.Done(throttled(ms(320)))
+	if s := l.Snapshot(); s.Learned < 48 || s.Learned > 50 {
+		t.Fatalf("want a second cut to 49/s, got %+v", s)
+	}
+}
+
+func TestFirstThrottleFromUnlimited(t *testing.T) {
+	var l Limiter
+	for i := range 40 {
+		tk, _ := l.ReserveAt(ms(i * 10))
+		tk.Done(ok(ms(i*10 + 5)))
+	}
+	tk, _ := l.ReserveAt(ms(400))
+	tk.Done(throttled(ms(405)))
+	// 40 successes in the 0.4 s since the first answer: 100/s; pace at
+	// 97% of that, with a learned window of as many per second.
+	if s := l.Snapshot(); s.Source != SourceLearned || s.Rate < 95 || s.Rate > 97 || s.Limit != 96 {
+		t.Fatalf("after the first throttle: %+v", s)
+	}
+}
+
+func TestTransientIsNoSignal(t *testing.T) {
+	l := New(Config{Rule: quota.Rule{Rate: 10}})
+	tk, _ := l.ReserveAt(ms(0))
+	tk.Done(quota.Observation{At: ms(10), Status: 503, Transient: true})
+	if s := l.Snapshot(); s.Source != SourceRule || s.Rate != 10 || s.InFlight != 0 {
+		t.Fatalf("transient changed the limiter: %+v", s)
+	}
+}
+
+func TestGrowOnlyWithDemand(t *testing.T) {
+	l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
+	tk, _ := l.ReserveAt(ms(0))
+	tk.Done(throttled(ms(10))) // cut to 70/s
+	base := l.Snapshot().Learned
+	// Idle successes, never held back: no growth.
+	for i := 1; i <= 50; i++ {
+		tk, _ := l.ReserveAt(ms(2000 + i*100))
+		tk.Done(ok(ms(2000 + i*100 + 10)))
+	}
+	if got := l.Snapshot().Learned; got != base {
+		t.Fatalf("grew while idle: %v -> %v", base, got)
+	}
+	// With demand (callers held back), it grows.
+	for i := 1; i <= 200; i++ {
+		at := 10000 + i*10
+		l.AllowAt(ms(at))
+		l.AllowAt(ms(at)) // held back: demand
+		l.Observe(ok(ms(at + 5)))
+	}
+	if got := l.Snapshot().Rate; got <= base {
+		t.Fatalf("did not grow with demand: %v -> %v", base, got)
+	}
+}
+
+func TestWaitDeadlineFailsFast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{Rule: quota.Rule{Rate: 1, Burst: 1}})
+		if _, err := l.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := l.Wait(ctx)
+		var we *WaitError
+		if !errors.Is(err, ErrWouldExceedDeadline) || !errors.As(err, &we) {
+			t.Fatalf("err = %v", err)
+		}
+		if time.Since(start) != 0 || we.Wait != time.Second || we.Reason != "rate" {
+			t.Fatalf("waited %v, error %+v", time.Since(start), we)
+		}
+		if !strings.Contains(err.Error(), "1s") {
+			t.Fatalf("message does not say how long: %q", err)
+		}
+		// The failed wait took no token: one second later one is there.
+		time.Sleep(time.Second)
+		if !l.Allow() {
+			t.Fatal("token lost to a failed wait")
+		}
+	})
+}
+
+func TestWaitPauseDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{})
+		o := throttled(time.Now())
+		o.Known, o.RetryAfter = quota.FieldRetryAfter, 5*time.Second
+		l.Observe(o)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := l.Wait(ctx)
+		var we *WaitError
+		if !errors.As(err, &we) || we.Reason != "pause" || we.Wait != 5*time.Second {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestWaitCancelReturnsToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{Rule: quota.Rule{Rate: 1, Burst: 1}})
+		tk, _ := l.Wait(context.Background()) // empties the bucket
+		tk.Cancel()                           // never sent: token back
+		if !l.Allow() {
+			t.Fatal("Cancel did not return the token")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() {
+			_, err := l.Wait(ctx) // queued for 1 s
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		// The cancelled waiter's token is back: due at 1 s, not 2 s.
+		time.Sleep(700 * time.Millisecond)
+		if !l.Allow() {
+			t.Fatal("cancelled wait kept its token")
+		}
+	})
+}
+
+func TestWaitPacesAndWakesAfterProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 1}})
+		start := time.Now()
+		o := throttled(start)
+		o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
+		l.Observe(o) // also cuts the rate to 7/s
+		var mu sync.Mutex
+		var admitted []time.Duration
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				tk, err := l.Wait(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				admitted = append(admitted, time.Since(start))
+				mu.Unlock()
+				if tk.Probe() {
+					time.Sleep(50 * time.Millisecond)
+				}
+				tk.Done(ok(time.Now()))
+			})
+		}
+		wg.Wait()
+		if admitted[0] != time.Second {
+			t.Fatalf("probe at %v, want 1s", admitted[0])
+		}
+		if admitted[1] < 1050*time.Millisecond {
+			t.Fatalf("a waiter went before the probe's answer: %v", admitted)
+		}
+		for i := 2; i < len(admitted); i++ {
+			if d := admitted[i] - admitted[i-1]; d < 140*time.Millisecond {
+				t.Fatalf("not paced at 7/s: %v", admitted)
+			}
+		}
+		t.Logf("admitted at %v", admitted)
+	})
+}
+
+func TestHotUpdateWakesWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{Rule: quota.Rule{Rate: 0.5, Burst: 1}})
+		l.Allow()
+		done := make(chan time.Duration)
+		start := time.Now()
+		go func() {
+			tk, _ := l.Wait(context.Background()) // due in 2 s at 0.5/s
+			done <- time.Since(start)
+			tk.Cancel()
+		}()
+		time.Sleep(100 * time.Millisecond)
+		h := ok(time.Now()) // the server says 100/s
+		h.Known, h.Limit, h.Window = quota.FieldLimit|quota.FieldWindow, 100, time.Second
+		l.Observe(h)
+		if got := <-done; got > 200*time.Millisecond {
+			t.Fatalf("waiter not re-placed after the rate went up: admitted at %v", got)
+		}
+	})
+}
+
+func TestNoGoroutineLeak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{Rule: quota.Rule{Rate: 5, Burst: 1}})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				for {
+					tk, err := l.Wait(ctx)
+					if err != nil {
+						return
+					}
+					tk.Done(ok(time.Now()))
+				}
+			})
+		}
+		wg.Wait()
+		// synctest.Test fails if any goroutine of the bubble is left.
+	})
+}

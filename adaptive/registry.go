@@ -1,0 +1,222 @@
+package adaptive
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// RegistryConfig configures a Registry. Zero fields mean the documented
+// defaults.
+type RegistryConfig struct {
+	// Rules seeds each new tenant's Limiter: the rule with the longest
+	// prefix of its key replaces Limiter.Rule. Nil means Limiter.Rule for
+	// everyone. Rules may change while in use; a tenant keeps the rule it
+	// was created with until it is evicted.
+	Rules *quota.Rules
+
+	// Limiter is the configuration of every tenant's Limiter.
+	Limiter Config
+
+	// MaxTenants bounds the number of limiters held. At it, creating one
+	// evicts the least recently used tenant of the new one's shard (one of
+	// 64), an approximation of global LRU. Zero means 100 000.
+	MaxTenants int
+
+	// IdleTTL is how long a tenant may go without a lookup before it is
+	// evicted (lazily: by later lookups, or by Sweep). A tenant with
+	// requests in flight is never evicted for idleness. Zero means 10 min.
+	IdleTTL time.Duration
+}
+
+const shardCount = 64
+
+// Registry maps tenant keys to their Limiters. Lookups of existing tenants
+// take only a shard's read lock, so they scale with cores; the map is split
+// in 64 shards by a hash of the key.
+//
+// Eviction is amortised, with no background goroutine: each creation of a
+// limiter looks at a few entries of its shard and drops those idle for
+// longer than IdleTTL; Sweep drops them all. A caller still holding an
+// evicted Limiter may keep using it; the next Get of its key makes a fresh
+// one, seeded again from the rules (so learned state is lost).
+//
+// The zero Registry is not usable; call NewRegistry. Registry is safe for
+// concurrent use.
+type Registry struct {
+	rules  *quota.Rules
+	p      *params
+	rule   quota.Rule
+	max    int64
+	idle   int64
+	seed   maphash.Seed
+	n      atomic.Int64
+	shards [shardCount]shard
+}
+
+type shard struct {
+	mu sync.RWMutex
+	m  map[quota.Key]*Limiter
+	_  [40]byte // keep shards on their own cache lines
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry(cfg RegistryConfig) *Registry {
+	r := &Registry{
+		rules: cfg.Rules,
+		p:     cfg.Limiter.params(),
+		rule:  cfg.Limiter.Rule,
+		idle:  int64(cfg.IdleTTL),
+		seed:  maphash.MakeSeed(),
+	}
+	r.max = int64(cfg.MaxTenants)
+	if r.max <= 0 {
+		r.max = 100_000
+	}
+	if r.idle <= 0 {
+		r.idle = int64(10 * time.Minute)
+	}
+	for i := range r.shards {
+		r.shards[i].m = make(map[quota.Key]*Limiter)
+	}
+	return r
+}
+
+func (r *Registry) shard(k quota.Key) *shard {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(k.Product)
+	h.WriteByte(0)
+	h.WriteString(k.Region)
+	h.WriteByte(0)
+	h.WriteString(k.Account)
+	h.WriteByte(0)
+	h.WriteString(k.API)
+	return &r.shards[h.Sum64()%shardCount]
+}
+
+// Get is GetAt(k, time.Now()).
+func (r *Registry) Get(k quota.Key) *Limiter { return r.GetAt(k, time.Now()) }
+
+// GetAt returns the Limiter of tenant k, creating it if needed, and marks the
+// tenant used at now.
+func (r *Registry) GetAt(k quota.Key, now time.Time) *Limiter {
+	ns := now.UnixNano()
+	s := r.shard(k)
+	s.mu.RLock()
+	l := s.m[k]
+	s.mu.RUnlock()
+	if l != nil {
+		touch(l, ns)
+		return l
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l = s.m[k]; l != nil {
+		touch(l, ns)
+		return l
+	}
+	r.evict(s, ns, 4)
+	if r.n.Load() >= r.max && len(s.m) > 0 {
+		r.evictOldest(s)
+	}
+	rule := r.rule
+	if rr, _, ok := r.rules.Lookup(k); ok {
+		rule = rr
+	}
+	l = newWithParams(r.p, rule)
+	l.used.Store(ns)
+	s.m[k] = l
+	r.n.Add(1)
+	return l
+}
+
+// touch records a use, writing only when the stamp moved by a second, so
+// that hot tenants do not bounce a cache line between cores.
+func touch(l *Limiter, now int64) {
+	if now-l.used.Load() > int64(time.Second) {
+		l.used.Store(now)
+	}
+}
+
+func (r *Registry) idleAt(l *Limiter, now int64) bool {
+	return now-l.used.Load() > r.idle && l.inflight.Load() == 0
+}
+
+// evict looks at up to n entries of s (map order is random) and drops the
+// idle ones; n < 0 looks at all. s.mu is held.
+func (r *Registry) evict(s *shard, now int64, n int) int {
+	dropped := 0
+	for k, l := range s.m {
+		if n == 0 {
+			break
+		}
+		n--
+		if r.idleAt(l, now) {
+			delete(s.m, k)
+			dropped++
+		}
+	}
+	r.n.Add(int64(-dropped))
+	return dropped
+}
+
+// evictOldest drops the least recently used entry of s. s.mu is held.
+func (r *Registry) evictOldest(s *shard) {
+	var oldK quota.Key
+	var old *Limiter
+	for k, l := range s.m {
+		if old == nil || l.used.Load() < old.used.Load() {
+			oldK, old = k, l
+		}
+	}
+	if old != nil {
+		delete(s.m, oldK)
+		r.n.Add(-1)
+	}
+}
+
+// Sweep drops every tenant idle at now for longer than IdleTTL and returns
+// how many it dropped.
+func (r *Registry) Sweep(now time.Time) int {
+	ns := now.UnixNano()
+	dropped := 0
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		dropped += r.evict(s, ns, -1)
+		s.mu.Unlock()
+	}
+	return dropped
+}
+
+// Len returns the number of tenants held.
+func (r *Registry) Len() int { return int(r.n.Load()) }
+
+// Range calls f for each tenant until f returns false. It copies one shard
+// at a time and calls f with no lock held, so f may call Get; tenants added
+// or evicted meanwhile may or may not be seen.
+func (r *Registry) Range(f func(quota.Key, *Limiter) bool) {
+	type entry struct {
+		k quota.Key
+		l *Limiter
+	}
+	var buf []entry
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.RLock()
+		buf = buf[:0]
+		for k, l := range s.m {
+			buf = append(buf, entry{k, l})
+		}
+		s.mu.RUnlock()
+		for _, e := range buf {
+			if !f(e.k, e.l) {
+				return
+			}
+		}
+	}
+}

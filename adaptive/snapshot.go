@@ -1,0 +1,70 @@
+package adaptive
+
+import (
+	"time"
+)
+
+// Source says where a Limiter's current limit came from.
+type Source uint8
+
+// The sources of a limit.
+const (
+	SourceNone    Source = iota // no limit: nothing said yet, no rule
+	SourceRule                  // the static quota.Rule
+	SourceHeaders               // the server's rate-limit headers
+	SourceLearned               // learned from throttles
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourceNone:
+		return "none"
+	case SourceRule:
+		return "rule"
+	case SourceHeaders:
+		return "headers"
+	case SourceLearned:
+		return "learned"
+	}
+	return "Source(?)"
+}
+
+// Snapshot is a Limiter's state at one moment, for metrics and debugging.
+type Snapshot struct {
+	Rate       float64       // requests per second paced at; 0 means no pacing
+	Burst      int           // bucket depth; 0 when there is no pacing
+	Limit      int64         // at most Limit per Window is kept; 0 means no window limit
+	Window     time.Duration // the window Limit applies to
+	Remaining  int64         // the server's last Remaining; -1 if never said
+	ResetAt    time.Time     // when that Remaining refills
+	Stale      bool          // Remaining is older than HeaderTTL and ignored
+	PauseUntil time.Time     // end of the latest pause (the gate is closed before it); zero if none yet
+	Probing    bool          // a probe is wanted or in flight
+	InFlight   int64         // tickets neither done nor cancelled
+	Source     Source        // where Rate came from
+	Learned    float64       // the learned rate cap, 0 if none
+}
+
+// Snapshot returns the Limiter's current state.
+func (l *Limiter) Snapshot() Snapshot {
+	var sn Snapshot
+	if u := l.g.until.Load(); u != 0 {
+		sn.PauseUntil = time.Unix(0, u)
+	}
+	sn.Probing = l.g.probe.Load() != 0
+	sn.InFlight = l.inflight.Load()
+	l.mu.Lock()
+	s := &l.s
+	sn.Remaining = -1
+	if s.hRemAt > 0 {
+		sn.Remaining, sn.ResetAt, sn.Stale = s.hRem, time.Unix(0, s.hReset), s.stale
+	}
+	sn.Limit, sn.Window = s.wlim, s.wlen // also when the bucket alone enforces it
+	sn.Source, sn.Learned = s.src, s.rate
+	sn.Rate, sn.Burst = s.rateNow, s.burstNow
+	if sn.Rate == 0 {
+		sn.Burst = 0
+	}
+	l.mu.Unlock()
+	return sn
+}

@@ -1,0 +1,167 @@
+package adaptive
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Wait blocks until a request may be sent, or ctx is done. It returns a
+// Ticket to finish with Done or Cancel.
+//
+// A waiter takes its place in the bucket's queue at once and sleeps on one
+// timer until its token is due (no goroutine per waiter); then it re-checks
+// the gate and the window. If ctx is cancelled meanwhile, the token goes back
+// and Wait returns ctx.Err(). If ctx has a deadline and the token, the window
+// or a pause would come later than it, Wait fails at once with a *WaitError
+// (errors.Is(err, ErrWouldExceedDeadline)) that says how long it would have
+// been. A wait for a probe's answer has no known length and is not failed
+// early; it ends with ctx.
+func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
+	if err := ctx.Err(); err != nil {
+		return Ticket{}, err
+	}
+	deadline, hasDeadline := ctx.Deadline()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	// sleep waits d, a wake, or ctx; it reports whether it was woken early.
+	sleep := func(d int64, wake <-chan struct{}) (bool, error) {
+		if timer == nil {
+			timer = time.NewTimer(time.Duration(d))
+		} else {
+			timer.Reset(time.Duration(d))
+		}
+		select {
+		case <-timer.C:
+			return false, nil
+		case <-wake:
+			return true, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	fail := func(now time.Time, wait int64, reason string) error {
+		return &WaitError{Wait: time.Duration(wait), Left: deadline.Sub(now), Reason: reason}
+	}
+	p := l.params()
+	for {
+		now := time.Now()
+		ns := now.UnixNano()
+		l.refresh(ns)
+		maxWait := int64(math.MaxInt64 / 4)
+		if hasDeadline {
+			maxWait = deadline.Sub(now).Nanoseconds()
+		}
+
+		// The gate: a pause, or a probe in flight.
+		gw, probe := l.g.enter(ns, p.probeTimeout)
+		if gw > 0 {
+			l.markBlocked(ns)
+			wake := l.wakeCh() // then look again, so no wake is missed
+			if gw, probe = l.g.enter(ns, p.probeTimeout); gw == 0 {
+				l.unprobe(probe)
+				continue
+			}
+			if hasDeadline && ns < l.g.until.Load() && gw > maxWait {
+				return Ticket{}, fail(now, gw, reasonPause)
+			}
+			if _, err := sleep(gw, wake); err != nil {
+				return Ticket{}, err
+			}
+			continue
+		}
+
+		// The bucket: take a place in the queue, and keep it. If the rate
+		// changes while we sleep, the bucket rescales its queue, and we
+		// rescale our own due time the same way.
+		due, ok := ns, true
+		if probe != 0 {
+			l.b.force(ns) // the probe goes first
+		} else {
+			due, ok = l.b.reserve(ns, maxWait)
+		}
+		if !ok {
+			l.unprobe(probe)
+			return Ticket{}, fail(now, due-ns, reasonRate)
+		}
+		interval, reservedAt := l.b.interval.Load(), ns
+		for due > ns {
+			l.markBlocked(ns)
+			if _, err := sleep(due-ns, l.wakeCh()); err != nil {
+				l.b.giveBack()
+				l.unprobe(probe)
+				return Ticket{}, err
+			}
+			now = time.Now()
+			ns = now.UnixNano()
+			l.refresh(ns)
+			if t := l.b.interval.Load(); t != interval {
+				due = rescale(due, max(l.b.changed.Load(), reservedAt), interval, t)
+				interval, reservedAt = t, ns
+				if hasDeadline && due > deadline.UnixNano() {
+					l.b.giveBack()
+					l.unprobe(probe)
+					return Ticket{}, fail(now, due-ns, reasonRate)
+				}
+			}
+		}
+		if reservedAt != ns && probe == 0 {
+			if w, pr := l.g.enter(ns, p.probeTimeout); w > 0 {
+				l.b.giveBack() // a pause began while we slept
+				continue
+			} else {
+				probe = pr
+			}
+		}
+
+		// The window. The probe keeps its place (and its token) while it
+		// waits for the window; the others give the token back and queue
+		// again.
+		blocked := false
+		for {
+			w, limit := l.win.Load(), l.winLimit.Load()
+			if w == nil || w.TryAdd(now, 1, limit) {
+				break
+			}
+			l.markBlocked(ns)
+			d := max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
+			if hasDeadline && d > deadline.Sub(now).Nanoseconds() {
+				l.b.giveBack()
+				l.unprobe(probe)
+				return Ticket{}, fail(now, d, reasonWindow)
+			}
+			if probe == 0 {
+				l.b.giveBack()
+				if _, err := sleep(d, l.wakeCh()); err != nil {
+					return Ticket{}, err
+				}
+				blocked = true
+				break
+			}
+			if _, err := sleep(d, nil); err != nil {
+				l.b.giveBack()
+				l.unprobe(probe)
+				return Ticket{}, err
+			}
+			now = time.Now()
+			ns = now.UnixNano()
+		}
+		if blocked {
+			continue
+		}
+		return l.ticket(ns, probe), nil
+	}
+}
+
+// rescale moves a due time taken at interval old to interval t, as the
+// bucket rescaled its queue at the time at.
+func rescale(due, at, old, t int64) int64 {
+	if old == 0 || t == 0 || due <= at {
+		return min(due, at)
+	}
+	return at + int64(float64(due-at)*float64(t)/float64(old))
+}
