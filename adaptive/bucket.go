@@ -18,69 +18,88 @@ import (
 // GCRA on one word was measured against the same bucket behind a mutex
 // (bucket_mutex_test.go): see the package benchmarks.
 type bucket struct {
-	tat      atomic.Int64
-	interval atomic.Int64
-	tau      atomic.Int64
-	changed  atomic.Int64 // Unix ns of the last change of interval
+	tat       atomic.Int64
+	interval  atomic.Int64
+	tau       atomic.Int64
+	changed   atomic.Int64  // Unix ns from which the last change of interval rescaled the queue
+	restarted atomic.Int64  // Unix ns of the end of the last pause (see restart)
+	epoch     atomic.Uint64 // moves on when a pause voids the reservations
 }
 
-// take takes one token at now if one is there. It returns 0 on success,
-// otherwise how long until one would be (> 0).
-func (b *bucket) take(now int64) int64 {
+// take takes one token at now if one is there. It returns 0 and the token's
+// mark (for giveBack) on success, otherwise how long until one would be
+// (> 0).
+func (b *bucket) take(now int64) (wait, mark int64) {
 	for {
 		t := b.interval.Load()
 		if t == 0 {
-			return 0
+			return 0, 0
 		}
 		tat := b.tat.Load()
 		if free := tat - b.tau.Load(); now < free {
-			return free - now
+			return free - now, 0
 		}
-		if b.tat.CompareAndSwap(tat, max(tat, now)+t) {
-			return 0
+		if mark = max(tat, now) + t; b.tat.CompareAndSwap(tat, mark) {
+			return 0, mark
 		}
 	}
 }
 
 // reserve takes the next token, now or in the future, unless it would come
-// later than now+maxWait. It returns the time the token is due; ok is false
-// (and nothing taken) when that is past now+maxWait.
-func (b *bucket) reserve(now, maxWait int64) (due int64, ok bool) {
+// later than now+maxWait. It returns the time the token is due and its mark
+// (for giveBack); ok is false (and nothing taken) when that is past
+// now+maxWait.
+func (b *bucket) reserve(now, maxWait int64) (due, mark int64, ok bool) {
 	for {
 		t := b.interval.Load()
 		if t == 0 {
-			return now, true
+			return now, 0, true
 		}
 		tat := b.tat.Load()
 		due = max(now, tat-b.tau.Load())
 		if due-now > maxWait {
-			return due, false
+			return due, 0, false
 		}
-		if b.tat.CompareAndSwap(tat, max(tat, now)+t) {
-			return due, true
+		if mark = max(tat, now) + t; b.tat.CompareAndSwap(tat, mark) {
+			return due, mark, true
 		}
 	}
 }
 
 // force takes one token at now whether or not one is there: the bucket goes
 // into debt. The probe after a pause uses it to jump the queue (everyone
-// else waits for its answer anyway).
-func (b *bucket) force(now int64) {
+// else waits for its answer anyway). It returns the token's mark.
+func (b *bucket) force(now int64) (mark int64) {
 	for {
 		t := b.interval.Load()
 		tat := b.tat.Load()
-		if t == 0 || b.tat.CompareAndSwap(tat, max(tat, now)+t) {
-			return
+		if t == 0 {
+			return 0
+		}
+		if mark = max(tat, now) + t; b.tat.CompareAndSwap(tat, mark) {
+			return mark
 		}
 	}
 }
 
-// giveBack returns one token taken earlier: TAT moves back one interval.
-// Later reservations keep their times, so the token becomes the last one due.
-func (b *bucket) giveBack() {
-	if t := b.interval.Load(); t > 0 {
-		b.tat.Add(-t)
+// giveBack returns the token with the given mark, if it is still the last
+// one taken (TAT is still its mark): TAT moves back one interval. A token
+// with a later one taken after it is not given back: its place in the
+// queue is lost, since moving TAT back would hand out a place that a later
+// reservation already holds, letting two requests go together.
+func (b *bucket) giveBack(mark int64) {
+	if t := b.interval.Load(); t > 0 && mark != 0 {
+		b.tat.CompareAndSwap(mark, mark-t)
 	}
+}
+
+// restart empties the queue at a pause ending at u: the first token after
+// it is due at u, the next ones paced after it (no burst), and the places
+// already reserved are void (epoch moves on; their holders reserve again).
+func (b *bucket) restart(u int64) {
+	b.epoch.Add(1)
+	b.restarted.Store(u)
+	b.tat.Store(u + b.tau.Load())
 }
 
 // set changes rate and burst at now. The debt already queued (TAT beyond
@@ -99,18 +118,21 @@ func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 		b.tau.Store(int64(max(burst-1, 0)) * t)
 		return false
 	}
+	// The queue starts at now, or at the end of the pause the bucket was
+	// restarted for: the pause itself is not rescaled.
+	from := max(now, b.restarted.Load())
 	for {
 		tat := b.tat.Load()
 		next := tat
-		if old > 0 && t > 0 && tat > now {
-			next = now + int64(float64(tat-now)*float64(t)/float64(old))
+		if old > 0 && t > 0 && tat > from {
+			next = from + int64(float64(tat-from)*float64(t)/float64(old))
 		}
 		if b.tat.CompareAndSwap(tat, next) {
 			break
 		}
 	}
 	b.tau.Store(int64(max(burst-1, 0)) * t)
-	b.changed.Store(now)
+	b.changed.Store(from)
 	b.interval.Store(t)
 	if old == 0 || t == 0 {
 		return true

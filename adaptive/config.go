@@ -30,10 +30,10 @@ type Config struct {
 	// never push the learned rate. Zero means 0.5.
 	MinRate float64
 
-	// Decrease is the multiplicative cut applied to the rate on repeated
-	// throttles, in (0, 1). Zero means 0.7. (The first throttle after a
-	// success cuts to Headroom times the measured success rate instead, if
-	// that is higher.)
+	// Decrease bounds one cut, in (0, 1): a throttle cuts the rate to
+	// Headroom times the measured success rate, but never below Decrease
+	// times the rate in force (and never up). With no success coming in, each
+	// cut is thus by this factor, once per round trip. Zero means 0.7.
 	Decrease float64
 
 	// Headroom is the fraction of the measured success rate (successes in
@@ -47,9 +47,10 @@ type Config struct {
 	Increase float64
 
 	// WindowBuckets is the resolution of the sliding window when one is in
-	// force: the window is split into this many buckets, and a window costs
-	// up to 1/WindowBuckets of its capacity (see package window). Zero means
-	// 64.
+	// force (a rule or headers whose burst the bucket does not hold to the
+	// limit, and for one window after a learned cut): the window is split
+	// into this many buckets, and a window costs up to 1/WindowBuckets of
+	// its capacity (see package window). Zero means 64.
 	WindowBuckets int
 }
 

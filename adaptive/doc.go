@@ -9,7 +9,10 @@
 //     window.Window, used when the bucket alone does not already imply it;
 //   - a pause gate, closed until a time given by a server's retry hint or an
 //     exhausted Remaining. After a throttle's pause one request probes, and
-//     the others wait for its answer (or a probe timeout) before going.
+//     the others wait for its answer (or a probe timeout) before going. A
+//     pause restarts the bucket's queue at its end: places reserved before
+//     it are void, and after it the requests resume at the pace, not in a
+//     burst.
 //
 // The limits come from three places, reported by Snapshot.Source: a static
 // quota.Rule, the server's rate-limit headers (limit, window, remaining,
@@ -17,23 +20,39 @@
 // nothing else. The rules (see Observe) are:
 //
 //   - Headers known: pace at Limit/Window with a burst of 1, which by itself
-//     keeps at most Limit in any trailing Window; spend what Remaining is
-//     left evenly until the reset, counting requests in flight; at zero,
-//     pause until the reset. After HeaderTTL without fresh headers the last
-//     good limit stays in force, the stale Remaining is ignored.
+//     keeps at most Limit in any trailing Window. Spend what Remaining is
+//     left evenly until the earliest moment the reset may come: ResetAt less
+//     the answer's ResetSlack (a reset in whole seconds may come a second
+//     early) and less the answer's round trip (a delay counts from the
+//     request's arrival). What is left is Remaining less the requests
+//     admitted after the one answered, which the server had not counted yet.
+//     When nothing is left, pause until that earliest reset, without a
+//     probe. After HeaderTTL without fresh headers the last good limit stays
+//     in force, the stale Remaining is ignored.
 //   - A retry hint pauses the whole tenant until then, capped by MaxPause,
-//     and one request probes before the waiters are released.
+//     and one request probes before the waiters are released; so does a
+//     throttle that carries a reset, until ResetAt.
 //   - A throttle is always a signal, whatever the headers say: the rate is
-//     cut at once (to a little under the success rate measured over the last
-//     second, or multiplicatively), at most once per round trip: throttles
-//     of requests admitted before the last cut are ignored (each Ticket
-//     carries its admission number). Then the rate grows back along a cubic
-//     curve (fast while far below the last good rate, flat near it, probing
-//     faster beyond it) but only while the Limiter is the bottleneck, never
-//     while idle.
+//     cut at once to a little under the success rate measured over the last
+//     second (Headroom), by at most the Decrease factor and never up, at
+//     most once per round trip: throttles of requests admitted before the
+//     last cut are ignored (each Ticket carries its admission number). So
+//     the throttles at the tail of a full fixed window, with successes still
+//     coming in, keep the rate near the quota, while throttles with no
+//     success cut by Decrease each round trip. Then the rate grows back
+//     along a cubic curve (fast while far below the last good rate, flat
+//     near it, probing faster beyond it) but only while the Limiter is the
+//     bottleneck, never while idle. For one window after a cut, a learned
+//     window of as many requests per second as the rate is kept too.
 //   - With no rule and no signal yet, a Limiter admits everything until the
-//     first throttle, then starts from the measured success rate.
+//     first throttle, then starts from the measured success rate (over at
+//     least half a second), or from half the requests admitted so far, per
+//     second, if no success has come back yet.
 //   - A Transient answer (e.g. 503 ServiceUnavailable) is not a quota signal.
+//
+// A sliding window is in force only while the bucket does not imply it (a
+// burst above 1, or a learned rate just cut) and for one window after: it
+// costs up to one bucket of its capacity (see package window).
 //
 // Admission is two-step, like gobreaker's: Wait and ReserveAt return a Ticket
 // (a small value, no allocation) whose Done reports the answer and whose

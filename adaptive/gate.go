@@ -44,17 +44,23 @@ func (g *gate) enter(now, timeout int64) (wait, probe int64) {
 }
 
 // pause closes the gate until u (it never shortens a pause) and, if probe,
-// asks for a probe when it opens.
-func (g *gate) pause(u int64, probe bool) {
+// asks for a probe when it opens. It reports whether the pause was
+// extended.
+func (g *gate) pause(u int64, probe bool) (longer bool) {
 	for {
 		old := g.until.Load()
-		if u <= old || g.until.CompareAndSwap(old, u) {
+		if u <= old {
+			break
+		}
+		if g.until.CompareAndSwap(old, u) {
+			longer = true
 			break
 		}
 	}
 	if probe {
 		g.probe.Store(probeNeeded)
 	}
+	return longer
 }
 
 // resolve ends the probe with deadline d: the waiters may go. It does nothing

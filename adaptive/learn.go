@@ -11,11 +11,13 @@ import (
 // learnState is what a Limiter knows and has learned; Limiter.mu guards it.
 type learnState struct {
 	// The server's headers.
-	hLimit  int64 // limit per hWindow; 0 if never said
-	hWindow int64 // ns
-	hRem    int64 // remaining, as of hRemAt
-	hReset  int64 // when Remaining refills, Unix ns
-	hRemAt  int64 // when Remaining and reset were last said; 0 if never
+	hLimit  int64  // limit per hWindow; 0 if never said
+	hWindow int64  // ns
+	hRem    int64  // remaining, as the server counted at admission hRemSeq
+	hRemSeq uint64 // admissions up to this one are counted in hRem
+	hReset  int64  // when Remaining refills at the latest, Unix ns
+	hEarly  int64  // when it may refill at the earliest (hReset − ResetSlack)
+	hRemAt  int64  // when Remaining and reset were last said; 0 if never
 
 	// Learned from throttles.
 	rate    float64 // the learned rate cap, per second; 0 if none
@@ -25,17 +27,15 @@ type learnState struct {
 	lastUpd int64   // last success or cut, Unix ns
 	cutSeq  uint64  // the first admission number after the last cut
 	cutAt   int64   // Unix ns of the last cut
-	cutLast bool    // the last quota answer was a throttle that cut
 	rtt     int64   // smoothed round trip of tickets, ns
 
-	ok    meter  // successes over the last second
-	aSeq  uint64 // admissions count at aAt, for the admitted rate
-	aAt   int64
-	first int64         // admission time of the first answer seen, Unix ns
-	src   Source        // where the rate in force came from
-	stale bool          // Remaining is older than HeaderTTL
-	wlim  int64         // window limit in force
-	wlen  time.Duration // its window
+	ok        meter         // successes over the last second
+	first     int64         // admission time of the first answer seen, Unix ns
+	src       Source        // where the rate in force came from
+	stale     bool          // Remaining is older than HeaderTTL
+	wlim      int64         // window limit in force
+	wlen      time.Duration // its window
+	winNeeded int64         // Unix ns when the window was last needed
 
 	rateNow  float64 // the rate in force
 	burstNow int     // the burst in force
@@ -84,12 +84,13 @@ func mod11(i int64) int64 { return ((i % 11) + 11) % 11 }
 // admission). obs.At is taken as the time of the answer (time.Now if zero).
 //
 // What it learns, in order: fresh headers replace the limit, window,
-// remaining and reset; a retry hint, or a reset with nothing remaining,
-// closes the gate until then (capped by MaxPause; after a throttle one
-// request probes first); a throttle cuts the rate (at most once per round
-// trip), a success lets it grow back while there is demand. A Transient
-// answer teaches nothing. Callers already waiting see the result as the
-// Limiter doc describes.
+// remaining and reset; a retry hint, or the reset of a throttle, closes the
+// gate until then (capped by MaxPause) and one request probes first; a
+// throttle cuts the rate (at most once per round trip), a success lets it
+// grow back while there is demand; when what is left of Remaining is
+// spent, the gate closes until the earliest moment the reset may come (no
+// probe). A Transient answer teaches nothing. Callers already waiting see
+// the result as the Limiter doc describes.
 func (l *Limiter) Observe(obs quota.Observation) { l.observe(obs, nil) }
 
 func (l *Limiter) observe(o quota.Observation, t *Ticket) {
@@ -114,9 +115,6 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 			s.first = t.at
 		}
 	}
-	if now-s.aAt >= int64(time.Second) {
-		s.aSeq, s.aAt = l.seq.Load(), now
-	}
 	switch {
 	case o.Transient:
 		// Not a quota signal. A probe that met one hands the probe on.
@@ -124,14 +122,12 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 			wake = l.g.release(t.probe)
 		}
 	default:
-		l.readHeaders(&o, now)
-		if ra := o.RetryAt(); !ra.IsZero() {
-			if u := ra.UnixNano(); u > now {
-				l.g.pause(min(u, now+p.maxPause), o.Throttled || o.Has(quota.FieldRetryAfter))
-			}
+		l.readHeaders(&o, now, t)
+		if u := pauseUntil(&o); u > now {
+			wake = l.pause(now, min(u, now+p.maxPause), true) || wake
 		}
 		if o.Throttled {
-			l.cut(now, t, !o.RetryAt().IsZero())
+			l.cut(now, t)
 			if t != nil && t.probe != 0 && l.g.release(t.probe) {
 				wake = true // a throttled probe without a new pause: probe again
 			}
@@ -150,10 +146,10 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	if l.recompute(now) {
 		wake = true
 	}
-	// Spend Remaining evenly: when what is left is already in flight, pause
-	// until the reset.
-	if s.hRemAt > 0 && now-s.hRemAt < p.headerTTL && s.hReset > now && s.hRem-l.inflight.Load() <= 0 {
-		l.g.pause(min(s.hReset, now+p.maxPause), false)
+	// Spend Remaining evenly: when what is left is already spent, pause
+	// until the earliest moment the reset may come.
+	if s.hRemAt > 0 && now-s.hRemAt < p.headerTTL && s.hEarly > now && l.left() <= 0 {
+		wake = l.pause(now, min(s.hEarly, now+p.maxPause), false) || wake
 	}
 	l.mu.Unlock()
 	if wake {
@@ -161,9 +157,43 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	}
 }
 
+// pause closes the gate from now until u, asking for a probe after it if
+// probe. If that extends the pause, the bucket's queue restarts at u (the
+// places reserved before it are void) and the waiters must be woken to
+// queue again: pause reports so. l.mu is held.
+func (l *Limiter) pause(now, u int64, probe bool) (wake bool) {
+	if !l.g.pause(u, probe) {
+		return false
+	}
+	l.b.restart(u)
+	return true
+}
+
+// pauseUntil returns when the pause an answer asks for ends (Unix ns), 0
+// for none: the retry hint if there is one, else the reset of a throttle.
+// (A Remaining of 0 on a success pauses only until the earliest moment the
+// reset may come: see observe.)
+func pauseUntil(o *quota.Observation) int64 {
+	switch {
+	case o.Has(quota.FieldRetryAfter):
+		return o.At.Add(o.RetryAfter).UnixNano()
+	case o.Throttled && o.Has(quota.FieldReset):
+		return o.ResetAt.UnixNano()
+	}
+	return 0
+}
+
+// left returns how much of the server's Remaining is left: Remaining less
+// the requests admitted since those it counted. l.mu is held.
+func (l *Limiter) left() int64 {
+	return l.s.hRem - int64(l.seq.Load()-l.s.hRemSeq)
+}
+
 // readHeaders takes the limit, window, remaining and reset the answer
-// carries. l.mu is held.
-func (l *Limiter) readHeaders(o *quota.Observation, now int64) {
+// carries. Remaining counts the requests the server had seen when it
+// answered: with a ticket, those admitted up to the ticket's; without, all
+// but those in flight. l.mu is held.
+func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 	s := &l.s
 	if o.Has(quota.FieldLimit) && o.Limit > 0 {
 		w := int64(o.Window)
@@ -177,16 +207,29 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64) {
 		s.hLimit, s.hWindow = o.Limit, w
 	}
 	if o.Has(quota.FieldRemaining|quota.FieldReset) && !o.ResetAt.IsZero() {
-		s.hRem, s.hReset, s.hRemAt = o.Remaining, o.ResetAt.UnixNano(), now
+		// The reset may come as early as ResetSlack before ResetAt, and
+		// earlier still by the answer's time in transit if the server said
+		// it as a delay: the server counted it from the request's arrival,
+		// at the earliest our admission.
+		seq := l.seq.Load() - uint64(max(l.inflight.Load(), 0))
+		reset := o.ResetAt.UnixNano()
+		early := reset - int64(max(o.ResetSlack, 0))
+		if t != nil {
+			seq = t.seq
+			early -= max(now-t.at, 0)
+		}
+		s.hRem, s.hRemSeq, s.hReset, s.hEarly, s.hRemAt = o.Remaining, seq, reset, early, now
 	}
 }
 
 // cut lowers the learned rate after a throttle. l.mu is held.
 //
-// A throttle that came with a retry hint or reset has its pause; it cuts to
-// the measured rate, never below. One without, following another with no
-// success between, cuts by the Decrease factor.
-func (l *Limiter) cut(now int64, t *Ticket, hinted bool) {
+// The cut is to Headroom times the success rate measured over the last
+// second, but never by more than the Decrease factor at once, and never up.
+// A burst of throttles with successes still coming in (the tail of a fixed
+// window that is full) thus keeps the rate near the quota, while throttles
+// with no success (the quota fell) cut by Decrease once per round trip.
+func (l *Limiter) cut(now int64, t *Ticket) {
 	s := &l.s
 	p := l.params()
 	if t != nil {
@@ -208,38 +251,45 @@ func (l *Limiter) cut(now int64, t *Ticket, hinted bool) {
 			// costs a slow climb.
 			r = meas * p.headroom
 			if s.first > 0 && now-s.first < int64(time.Second) {
-				r *= 1e9 / float64(max(now-s.first, int64(10*time.Millisecond)))
+				r *= 1e9 / float64(max(now-s.first, int64(500*time.Millisecond)))
 			}
-		} else if dt := now - s.aAt; dt >= int64(100*time.Millisecond) {
-			r = float64(l.seq.Load()-s.aSeq) * 1e9 / float64(dt) / 2
+		} else {
+			// No success seen yet: half of what was admitted, per
+			// second. The next throttles cut further, once per round
+			// trip.
+			r = float64(l.seq.Load()) / 2
 		}
-	case s.cutLast && !hinted: // throttled again with no success between: cut harder
-		r = cur * p.decrease
 	default:
 		r = min(cur, max(cur*p.decrease, meas*p.headroom))
 	}
 	r = max(r, p.minRate)
 	s.rate = r
+	// The quota estimate: the rate the throttle came at, the lower of the
+	// pace and the measured success rate (which a fixed window can
+	// inflate, when the last second straddles two of them).
 	s.rMax = max(meas, r)
+	if cur > 0 {
+		s.rMax = max(min(meas, cur), r)
+	}
 	s.k = math.Cbrt((1 - r/s.rMax) / p.increase)
 	s.tDemand = 0
 	s.lastUpd = now
 	s.cutSeq = l.seq.Load() + 1
 	s.cutAt = now
-	s.cutLast = true
 }
 
 // grow raises the learned rate after a success, along the cubic, counting
 // only time when the Limiter held requests back. l.mu is held.
 func (l *Limiter) grow(now int64) {
 	s := &l.s
-	s.cutLast = false
 	dt := now - s.lastUpd
 	s.lastUpd = now
 	if s.rate == 0 || dt <= 0 || now-l.blocked.Load() > int64(time.Second) {
 		return // nothing learned, or idle: never grow without demand
 	}
-	s.tDemand += float64(min(dt, int64(100*time.Millisecond))) / 1e9
+	// Between successes, at most the longer of 100 ms and two intervals
+	// of the learned rate counts as demand.
+	s.tDemand += float64(min(dt, max(int64(100*time.Millisecond), int64(2e9/s.rate)))) / 1e9
 	x := s.tDemand - s.k
 	if r := s.rMax * (1 + l.params().increase*x*x*x); r > s.rate {
 		s.rate = min(r, 1e9)
@@ -258,20 +308,20 @@ func (l *Limiter) recompute(now int64) (big bool) {
 		src = SourceRule
 	}
 	if s.hLimit > 0 {
-		// Pace at L per W plus half a round trip: requests admitted exactly
-		// W/L apart may reach the server closer together than that, by up
-		// to the spread of their one-way delays.
-		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow+s.rtt/2)
+		// Pace at L per W: with a burst of 1, no W ever holds more than L.
+		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow)
 		burst, wlim, wlen = 1, s.hLimit, time.Duration(s.hWindow)
 		src = SourceHeaders
 	}
 	base := rate
 	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
 	var recheck int64
-	if s.hRemAt > 0 && !s.stale && s.hReset > now {
-		recheck = min(s.hReset, s.hRemAt+p.headerTTL)
-		if left := s.hRem - l.inflight.Load(); left > 0 {
-			if rr := float64(left) * 1e9 / float64(s.hReset-now); rate == 0 || rr < rate {
+	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
+		// Spend what is left evenly until the earliest moment the reset
+		// may come; after it, Remaining says nothing more.
+		recheck = min(s.hEarly, s.hRemAt+p.headerTTL)
+		if left := l.left(); left > 0 {
+			if rr := float64(left) * 1e9 / float64(s.hEarly-now); rate == 0 || rr < rate {
 				rate, burst = rr, 1
 				if src == SourceNone {
 					src = SourceHeaders
@@ -297,11 +347,17 @@ func (l *Limiter) recompute(now int64) (big bool) {
 
 	// The window, when the bucket does not already imply it: with a burst
 	// of 1 and a rate of at most wlim/wlen, no wlen ever holds more than
-	// wlim. Once in force, it stays (the recent past may hold a burst).
+	// wlim. Once in force, it stays until it has not been needed for a
+	// whole window (the recent past may hold a burst); it costs up to one
+	// bucket of its capacity (see package window).
 	cur := l.win.Load()
-	need := learned || wlim > 0 && (rate == 0 || burst > 1 || rate*wlen.Seconds() > float64(wlim)*(1+1e-9))
+	need := learned && now-s.cutAt < int64(wlen) ||
+		wlim > 0 && (rate == 0 || burst > 1 || rate*wlen.Seconds() > float64(wlim)*(1+1e-9))
+	if need {
+		s.winNeeded = now
+	}
 	switch {
-	case wlim == 0:
+	case wlim == 0 || !need && cur != nil && now-s.winNeeded >= int64(max(cur.Len(), wlen)):
 		if cur != nil {
 			l.win.Store(nil)
 		}

@@ -23,7 +23,11 @@ import (
 // later decision at once. Callers already waiting in Wait hold a place in the
 // bucket's queue, which is rescaled to the new rate; they re-check the gate
 // and the window when their timer fires, and a change of the rate by 20% or
-// more, or the end of a probe, wakes them to take a fresh place.
+// more, or the end of a probe, wakes them to take a fresh place. A new pause
+// voids every place held: the waiters are woken and queue again after it.
+// A place given back (Cancel, a deadline, a cancelled context) returns to
+// the bucket only if no later one has been taken; otherwise it is lost,
+// since handing it out again would let two requests go together.
 //
 // The zero Limiter is ready to use and behaves like New(Config{}): no rule,
 // so it admits everything until the first throttle. Limiter is safe for
@@ -87,7 +91,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 // if it happens to be the probe after a pause, the first success Observe
 // sees ends the probe. Use ReserveAt to tie answers to admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
-	_, wait, _ := l.admit(now, now.UnixNano())
+	_, _, wait, _ := l.admit(now, now.UnixNano())
 	return wait == 0
 }
 
@@ -96,19 +100,19 @@ func (l *Limiter) AllowAt(now time.Time) bool {
 // with Done or Cancel.
 func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 	ns := now.UnixNano()
-	probe, wait, _ := l.admit(now, ns)
+	probe, mark, wait, _ := l.admit(now, ns)
 	if wait != 0 {
 		return Ticket{}, false
 	}
-	return l.ticket(ns, probe), true
+	return l.ticket(ns, probe, mark), true
 }
 
 // Reserve is ReserveAt(time.Now()).
 func (l *Limiter) Reserve() (Ticket, bool) { return l.ReserveAt(time.Now()) }
 
-func (l *Limiter) ticket(now, probe int64) Ticket {
+func (l *Limiter) ticket(now, probe, mark int64) Ticket {
 	l.inflight.Add(1)
-	return Ticket{l: l, seq: l.seq.Add(1), at: now, probe: probe}
+	return Ticket{l: l, seq: l.seq.Add(1), at: now, probe: probe, mark: mark}
 }
 
 // Hold-back reasons, for WaitError.
@@ -119,31 +123,32 @@ const (
 )
 
 // admit runs the three checks at now (ns is now in Unix ns). It returns
-// wait 0 on success, with the probe deadline if the caller is the probe;
-// otherwise how long until a retry could succeed (at least 1 ns) and why.
-func (l *Limiter) admit(now time.Time, ns int64) (probe, wait int64, reason string) {
+// wait 0 on success, with the probe deadline if the caller is the probe and
+// the token's mark; otherwise how long until a retry could succeed (at
+// least 1 ns) and why.
+func (l *Limiter) admit(now time.Time, ns int64) (probe, mark, wait int64, reason string) {
 	l.refresh(ns)
 	wait, probe = l.g.enter(ns, l.params().probeTimeout)
 	if wait > 0 {
 		l.markBlocked(ns)
-		return 0, wait, reasonPause
+		return 0, 0, wait, reasonPause
 	}
 	if probe != 0 {
-		l.b.force(ns)
-	} else if wait = l.b.take(ns); wait > 0 {
+		mark = l.b.force(ns)
+	} else if wait, mark = l.b.take(ns); wait > 0 {
 		l.unprobe(probe)
 		l.markBlocked(ns)
-		return 0, wait, reasonRate
+		return 0, 0, wait, reasonRate
 	}
 	if w := l.win.Load(); w != nil {
 		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
-			l.b.giveBack()
+			l.b.giveBack(mark)
 			l.unprobe(probe)
 			l.markBlocked(ns)
-			return 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1), reasonWindow
+			return 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1), reasonWindow
 		}
 	}
-	return probe, 0, ""
+	return probe, mark, 0, ""
 }
 
 // refresh derives the limits again if a reset or the header TTL has passed

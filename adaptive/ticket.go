@@ -22,6 +22,7 @@ type Ticket struct {
 	seq   uint64 // admission number, from 1
 	at    int64  // admission time, Unix ns
 	probe int64  // the probe deadline if this request is the probe, else 0
+	mark  int64  // the bucket's mark of its token, for Cancel
 }
 
 // Done reports the answer to the ticket's request: the request is no longer
@@ -37,16 +38,17 @@ func (t Ticket) Done(obs quota.Observation) {
 }
 
 // Cancel reports that the ticket's request was never sent: the token goes
-// back to the bucket (it becomes the last one due, later reservations keep
-// their places), the request is no longer in flight, and a probe is handed
-// on to the next request. The window keeps counting the request until it
+// back to the bucket if no later one has been taken (otherwise giving it
+// back would let two requests go together, and its place is lost), the
+// request is no longer in flight, and a probe is handed on to the next
+// request. The window keeps counting the request until it
 // ages out, which is conservative.
 func (t Ticket) Cancel() {
 	if t.l == nil {
 		return
 	}
 	t.l.inflight.Add(-1)
-	t.l.b.giveBack()
+	t.l.b.giveBack(t.mark)
 	t.l.unprobe(t.probe)
 }
 

@@ -77,22 +77,24 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 
 		// The bucket: take a place in the queue, and keep it. If the rate
 		// changes while we sleep, the bucket rescales its queue, and we
-		// rescale our own due time the same way.
-		due, ok := ns, true
+		// rescale our own due time the same way. If a pause voids the
+		// queue (the bucket's epoch moves on), we queue again.
+		epoch := l.b.epoch.Load()
+		due, mark, ok := ns, int64(0), true
 		if probe != 0 {
-			l.b.force(ns) // the probe goes first
+			mark = l.b.force(ns) // the probe goes first
 		} else {
-			due, ok = l.b.reserve(ns, maxWait)
+			due, mark, ok = l.b.reserve(ns, maxWait)
 		}
 		if !ok {
 			l.unprobe(probe)
 			return Ticket{}, fail(now, due-ns, reasonRate)
 		}
 		interval, reservedAt := l.b.interval.Load(), ns
-		for due > ns {
+		for due > ns && l.b.epoch.Load() == epoch {
 			l.markBlocked(ns)
 			if _, err := sleep(due-ns, l.wakeCh()); err != nil {
-				l.b.giveBack()
+				l.b.giveBack(mark)
 				l.unprobe(probe)
 				return Ticket{}, err
 			}
@@ -103,25 +105,28 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 				due = rescale(due, max(l.b.changed.Load(), reservedAt), interval, t)
 				interval, reservedAt = t, ns
 				if hasDeadline && due > deadline.UnixNano() {
-					l.b.giveBack()
+					l.b.giveBack(mark)
 					l.unprobe(probe)
 					return Ticket{}, fail(now, due-ns, reasonRate)
 				}
 			}
 		}
+		if l.b.epoch.Load() != epoch && probe == 0 {
+			continue // our place was voided by a pause
+		}
 		if reservedAt != ns && probe == 0 {
 			if w, pr := l.g.enter(ns, p.probeTimeout); w > 0 {
-				l.b.giveBack() // a pause began while we slept
+				l.b.giveBack(mark) // a pause began while we slept
 				continue
 			} else {
 				probe = pr
 			}
 		}
 
-		// The window. The probe keeps its place (and its token) while it
-		// waits for the window; the others give the token back and queue
-		// again.
-		blocked := false
+		// The window. The request keeps its place (and its token) while it
+		// waits for the window to free a slot, so the queue keeps its
+		// order and no place is lost; a pause voids it as above.
+		voided := false
 		for {
 			w, limit := l.win.Load(), l.winLimit.Load()
 			if w == nil || w.TryAdd(now, 1, limit) {
@@ -130,30 +135,26 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			l.markBlocked(ns)
 			d := max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
 			if hasDeadline && d > deadline.Sub(now).Nanoseconds() {
-				l.b.giveBack()
+				l.b.giveBack(mark)
 				l.unprobe(probe)
 				return Ticket{}, fail(now, d, reasonWindow)
 			}
-			if probe == 0 {
-				l.b.giveBack()
-				if _, err := sleep(d, l.wakeCh()); err != nil {
-					return Ticket{}, err
-				}
-				blocked = true
-				break
-			}
-			if _, err := sleep(d, nil); err != nil {
-				l.b.giveBack()
+			if _, err := sleep(d, l.wakeCh()); err != nil {
+				l.b.giveBack(mark)
 				l.unprobe(probe)
 				return Ticket{}, err
 			}
 			now = time.Now()
 			ns = now.UnixNano()
+			if probe == 0 && l.b.epoch.Load() != epoch {
+				voided = true
+				break
+			}
 		}
-		if blocked {
+		if voided {
 			continue
 		}
-		return l.ticket(ns, probe), nil
+		return l.ticket(ns, probe, mark), nil
 	}
 }
 
