@@ -20,8 +20,10 @@ import (
 //
 // The tenant is quota.KeyFrom(ctx); without a key, calls share one budget
 // account. Do deposits one call in the budget and withdraws one retry before
-// each wait. A cancelled context ends a wait at once; Do makes no attempt
-// once ctx is done. Do is safe for concurrent use with the same Policy.
+// each wait. The Policy's OnRetry, Observer and Logger hear of each retry;
+// the Observer and Logger also of the give-up. A cancelled context ends a
+// wait at once; Do makes no attempt once ctx is done. Do is safe for
+// concurrent use with the same Policy.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 	_, err := DoValue(ctx, p, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, op(ctx)
@@ -39,7 +41,15 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 		a.budget.Deposit(a.key, a.start)
 	}
 	var notify backoff.Notify
-	if p != nil && p.OnRetry != nil {
+	switch {
+	case p.observing():
+		notify = func(err error, wait time.Duration) {
+			if p.OnRetry != nil {
+				p.OnRetry(a.n, err, wait)
+			}
+			p.retried(RetryEvent{Key: a.key, Attempt: a.n, Wait: wait, Class: a.out.Class, Err: a.last})
+		}
+	case p != nil && p.OnRetry != nil:
 		notify = func(err error, wait time.Duration) { p.OnRetry(a.n, err, wait) }
 	}
 	v, err := backoff.RetryNotifyWithTimerAndData(func() (T, error) {
@@ -74,13 +84,22 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 	if reason == nil {
 		reason = ErrAttemptsExhausted // not reached: every Stop sets a.reason
 	}
-	return v, &GiveUpError{
+	gerr := &GiveUpError{
 		Attempts: a.n,
 		Elapsed:  time.Since(a.start),
 		Wait:     a.wait,
 		Last:     a.last,
 		Reason:   reason,
 	}
+	if p.observing() {
+		class := a.out.Class
+		if a.n == 0 {
+			class = ClassSuccess
+		}
+		p.gaveUp(GiveUpEvent{Key: a.key, Attempts: gerr.Attempts, Elapsed: gerr.Elapsed,
+			Wait: gerr.Wait, Class: class, Reason: reason, Err: gerr.Last})
+	}
+	return v, gerr
 }
 
 // attempt is the state of one Do call. It is the backoff.BackOff that

@@ -26,6 +26,13 @@
 // A Budget caps retries per tenant (quota.KeyFrom) at a share of the calls
 // made, so that a failing service sees little extra load.
 //
+// Policy.Observer and Policy.Logger report what Do decides: each retry
+// (tenant, attempt, wait, class, error) and each give-up (reason, attempts,
+// elapsed). Package github.com/tollgate-go/tollgate/metrics turns them into
+// Prometheus counters; the Logger writes a Debug record per retry and a Warn
+// record per give-up, with URL queries and credential values removed from
+// error texts. Both cost nothing when nil.
+//
 // Policy.CheckRetry and Policy.Backoff adapt a Policy to
 // github.com/hashicorp/go-retryablehttp, for plain HTTP requests that are not
 // signed per attempt.

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -92,6 +93,18 @@ type Policy struct {
 	// the retry about to be made (1 for the first), the error that caused
 	// it and the wait. It must be safe for concurrent use.
 	OnRetry func(retry int, err error, wait time.Duration)
+
+	// Observer, if set, is told of each retry and of each give-up (see
+	// Observer), after OnRetry. Nil means none, at no cost.
+	Observer Observer
+
+	// Logger, if set, receives a Debug record per retry and one record per
+	// give-up: Warn, or Debug for a permanent failure on the first attempt
+	// and for a cancelled context. Error texts are logged with URL queries
+	// and credential values (AccessKeyId, Signature, SecurityToken, …)
+	// removed. Attributes: tenant, attempt(s), wait or next_wait, elapsed,
+	// class, reason, error. Nil means no logging.
+	Logger *slog.Logger
 }
 
 func (p *Policy) maxAttempts() int {
