@@ -58,6 +58,13 @@ func (t *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// a server's does when the connection goes away.
 	sctx, cancel := context.WithCancel(ctx)
 	sreq := req.Clone(sctx)
+	// On the wire a header's name loses its case and the server
+	// canonicalises it; SDKs that set lower-case names directly in the map
+	// (the v2 SDK's x-acs-action) rely on that.
+	sreq.Header = make(http.Header, len(req.Header))
+	for k, v := range req.Header {
+		sreq.Header[http.CanonicalHeaderKey(k)] = append(sreq.Header[http.CanonicalHeaderKey(k)], v...)
+	}
 	sreq.RequestURI = req.URL.RequestURI()
 	sreq.RemoteAddr = "192.0.2.1:49152"
 	sreq.Proto, sreq.ProtoMajor, sreq.ProtoMinor = "HTTP/1.1", 1, 1

@@ -1,0 +1,72 @@
+package transport
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// Config sets up a Transport. Every zero field means the default its comment
+// gives, so the zero Config is ready to use.
+type Config struct {
+	// Key names the tenant of each request. Nil means an AlibabaKeys made
+	// from Accounts, Product and Depth. A key set on the request's context
+	// with quota.WithKey always wins.
+	Key KeyFunc
+
+	// Accounts maps AccessKeyIds to the account that owns them, for the
+	// default Key. Nil means each AccessKeyId is its own account, known by a
+	// hash of it (the AccessKeyId itself never appears in a key).
+	Accounts map[string]string
+
+	// Product names the product of requests to a host that is not an Alibaba
+	// Cloud host, for the default Key. Empty means the host name.
+	Product string
+
+	// Depth cuts the default Key's tenants (see quota.Key.Prefix). Zero means
+	// quota.DepthAPI: one limiter per account, product, region and API
+	// operation, as Alibaba Cloud counts its quotas.
+	Depth int
+
+	// Rules gives tenants a starting quota before the server has said
+	// anything, matched by longest key prefix. Nil means no rules: a tenant
+	// starts unlimited and learns from its first throttle or rate-limit
+	// header.
+	Rules *quota.Rules
+
+	// Limiter tunes every tenant's limiter; see adaptive.Config for its
+	// defaults. Its Rule is replaced by the matching entry of Rules.
+	Limiter adaptive.Config
+
+	// MaxTenants bounds how many tenants are tracked at once; the idlest are
+	// evicted past it. Zero means adaptive's default.
+	MaxTenants int
+
+	// IdleTTL is how long a tenant may go unused before it is evicted. Zero
+	// means adaptive's default.
+	IdleTTL time.Duration
+
+	// Parser reads the answers. Nil means a zero quota.Parser: hints capped at
+	// one minute, error bodies peeked at up to 64 KiB.
+	Parser *quota.Parser
+
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+
+	// Observer, if set, is told of every request and of every change of a
+	// tenant's limits (see Observer). Nil means nothing is observed, at no
+	// cost.
+	Observer Observer
+
+	// Logger, if set, receives structured records of what the Transport
+	// decides, and never one for an allowed or waited request: Info
+	// "tollgate: throttled" when a throttle changes a tenant's limits, Info
+	// "tollgate: quota changed" when limits change without one, Warn
+	// "tollgate: request refused" when a wait would pass the deadline; each
+	// throttle answer, planned pauses, pace changes and failures at Debug.
+	// Error texts are logged with URL queries and credential values removed.
+	// Nil means no logging.
+	Logger *slog.Logger
+}

@@ -1,0 +1,199 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+const workers = 32
+
+// TestQuotaReached drives 32 workers through one Transport against the fake
+// gateway in each header mode and with each throttle status, and checks that
+// the account gets its quota with almost no throttled request.
+func TestQuotaReached(t *testing.T) {
+	const limit = 50 // per second, fixed window, as Alibaba counts
+	tests := []struct {
+		name    string
+		headers fakecloud.HeaderMode
+		every   bool // headers on every answer, not only on throttles
+		status  int
+		b       bounds
+	}{
+		{"none/400", fakecloud.HeadersNone, false, 400, withoutHeaders},
+		{"none/429", fakecloud.HeadersNone, false, 429, withoutHeaders},
+		{"none/503", fakecloud.HeadersNone, false, 503, withoutHeaders},
+		{"retry-after on throttles", fakecloud.HeadersRetryAfter, false, 429, withoutHeaders},
+		{"alibaba on throttles", fakecloud.HeadersAlibaba, false, 400, withoutHeaders},
+		{"alibaba", fakecloud.HeadersAlibaba, true, 400, withHeaders},
+		{"x-ratelimit", fakecloud.HeadersXRateLimit, true, 429, withHeaders},
+		{"ietf", fakecloud.HeadersIETF, true, 429, withHeaders},
+		{"ietf structured", fakecloud.HeadersIETFStructured, true, 429, withHeaders},
+		{"all", fakecloud.HeadersAll, true, 400, withHeaders},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cloud := fakecloud.New(fakecloud.Config{
+					Quotas:               []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: time.Second}},
+					Headers:              tt.headers,
+					HeadersOnEveryAnswer: tt.every,
+					ThrottleStatus:       tt.status,
+					Faults:               latency,
+				})
+				tr := New(cloud.RoundTripper(), Config{})
+				ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
+				defer cancel()
+				m := newMeter(cloud, "AK1")
+				var l load
+				wg := l.run(ctx, t, tr, "AK1", workers)
+				time.Sleep(2 * time.Second)
+				warm := m.since()
+				time.Sleep(10*time.Second - time.Millisecond)
+				steady := m.since()
+				wg.Wait()
+				t.Logf("warm-up: %d ok, %d throttled", warm.admitted, warm.throttled)
+				tt.b.check(t, "steady state", steady, limit)
+				if n := m.counters().Replays; n != 0 {
+					t.Errorf("%d SignatureNonceUsed answers: a request was resent", n)
+				}
+				if n := l.failed.Load(); n != 0 {
+					t.Errorf("%d requests failed inside the Transport", n)
+				}
+			})
+		})
+	}
+}
+
+// TestQuotaChangedLive steps the quota down and up while 32 workers run and
+// checks that the account is back within bounds 2 s after each step.
+func TestQuotaChangedLive(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		headers fakecloud.HeaderMode
+		b       bounds
+	}{
+		{"none", fakecloud.HeadersNone, withoutHeaders},
+		{"x-ratelimit", fakecloud.HeadersXRateLimit, withHeaders},
+		{"alibaba", fakecloud.HeadersAlibaba, withHeaders},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				quota := func(n int) []fakecloud.Quota {
+					return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
+				}
+				cloud := fakecloud.New(fakecloud.Config{
+					Quotas:               quota(60),
+					Phases:               []fakecloud.Phase{{At: 10 * time.Second, Quotas: quota(20)}, {At: 20 * time.Second, Quotas: quota(80)}},
+					Headers:              tt.headers,
+					HeadersOnEveryAnswer: true,
+					Faults:               latency,
+				})
+				tr := New(cloud.RoundTripper(), Config{})
+				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+				defer cancel()
+				m := newMeter(cloud, "AK1")
+				var l load
+				wg := l.run(ctx, t, tr, "AK1", workers)
+				for _, step := range []struct {
+					from  time.Duration
+					limit float64
+				}{{0, 60}, {10 * time.Second, 20}, {20 * time.Second, 80}} {
+					time.Sleep(2 * time.Second)
+					m.since()
+					time.Sleep(8*time.Second - time.Millisecond)
+					tt.b.check(t, "quota "+time.Duration(step.from).String()+" in", m.since(), step.limit)
+					time.Sleep(time.Millisecond)
+				}
+				wg.Wait()
+				if n := m.counters().Replays; n != 0 {
+					t.Errorf("%d SignatureNonceUsed answers", n)
+				}
+			})
+		})
+	}
+}
+
+// TestTenantsIsolated sends three accounts with different quotas through one
+// Transport: each gets its own quota, and the most throttled one does not
+// slow the others.
+func TestTenantsIsolated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		limits := map[string]int{"AK1": 10, "AK2": 40, "AK3": 100}
+		var quotas []fakecloud.Quota
+		for akid, n := range limits {
+			quotas = append(quotas, fakecloud.Quota{Account: akid, API: "DescribeInstances", Limit: n, Window: time.Second})
+		}
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotas, Faults: latency})
+		tr := New(cloud.RoundTripper(), Config{})
+		ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
+		defer cancel()
+		meters := map[string]*meter{}
+		var waits []interface{ Wait() }
+		for akid := range limits {
+			meters[akid] = newMeter(cloud, akid)
+			var l load
+			waits = append(waits, l.run(ctx, t, tr, akid, workers))
+		}
+		time.Sleep(2 * time.Second)
+		for _, m := range meters {
+			m.mark()
+		}
+		time.Sleep(10*time.Second - time.Millisecond)
+		for akid, m := range meters {
+			withoutHeaders.check(t, akid, m.since(), float64(limits[akid]))
+		}
+		for _, w := range waits {
+			w.Wait()
+		}
+	})
+}
+
+// TestDeadlineFailsFast checks that a request whose deadline is shorter than
+// its wait for quota fails at once, with an error that says so, and never
+// reaches the server.
+func TestDeadlineFailsFast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{})
+		var rules quota.Rules
+		rules.Set(quota.Key{Product: "ecs"}, quota.Every(1, time.Second))
+		tr := New(cloud.RoundTripper(), Config{Rules: &rules})
+		send := func(timeout time.Duration) (*http.Response, error) {
+			ctx, cancel := context.WithTimeout(t.Context(), timeout)
+			defer cancel()
+			req, err := fakecloud.NewRequest(ctx, endpoint, "AK1", "DescribeInstances")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr.RoundTrip(req)
+		}
+		resp, err := send(time.Second)
+		if err != nil {
+			t.Fatalf("first request: %v", err)
+		}
+		resp.Body.Close()
+
+		start := time.Now()
+		_, err = send(100 * time.Millisecond)
+		if !errors.Is(err, ErrDeadline) {
+			t.Fatalf("second request: err = %v, want ErrDeadline", err)
+		}
+		var we *adaptive.WaitError
+		if !errors.As(err, &we) || we.Wait < 500*time.Millisecond {
+			t.Errorf("err = %v, want a *adaptive.WaitError saying it needed ~1s", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("failing took %v, want no wait at all", d)
+		}
+		if got := cloud.Stats().Total.Requests; got != 1 {
+			t.Errorf("the fake saw %d requests, want 1: the refused request was sent", got)
+		}
+	})
+}

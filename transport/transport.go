@@ -1,0 +1,195 @@
+package transport
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// Transport is an http.RoundTripper that keeps each tenant inside its quota
+// at the server. Before a request it waits on the tenant's limiter; after the
+// answer it reads what the server said (rate-limit headers, retry hints,
+// throttle codes) and updates that limiter.
+//
+// Transport keeps the http.RoundTripper contract: it never modifies the
+// caller's request, never sends a request twice (a signed request cannot be
+// resent), returns every answer exactly as received (status, headers and the
+// whole body, throttles included) with a nil error, closes the request body
+// when it refuses a request, and honours the request's context: a wait that
+// could not end before the context's deadline fails at once with an error
+// that matches ErrDeadline.
+//
+// Retrying belongs above the signer: see package retry.
+//
+// A Transport is safe for concurrent use. The zero Transport is valid: it
+// sends through http.DefaultTransport with the defaults of a zero Config.
+type Transport struct {
+	next http.RoundTripper
+	cfg  Config
+
+	once     sync.Once
+	keyFn    KeyFunc
+	limits   *adaptive.Registry
+	parser   *quota.Parser
+	now      func() time.Time
+	observer Observer // nil: nothing observes
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// ErrDeadline is matched (errors.Is) by the error RoundTrip returns when the
+// request's deadline would pass before the tenant's quota allowed it to be
+// sent. The request was not sent. errors.As with *adaptive.WaitError gives
+// the wait that would have been needed.
+var ErrDeadline = adaptive.ErrWouldExceedDeadline
+
+// New returns a Transport that sends through next (http.DefaultTransport if
+// next is nil) and is set up by cfg, whose zero fields mean the defaults
+// documented on Config.
+func New(next http.RoundTripper, cfg Config) *Transport {
+	return &Transport{next: next, cfg: cfg}
+}
+
+func (t *Transport) init() {
+	t.once.Do(func() {
+		t.keyFn = t.cfg.Key
+		if t.keyFn == nil {
+			keys := &AlibabaKeys{Accounts: t.cfg.Accounts, Product: t.cfg.Product, Depth: t.cfg.Depth}
+			t.keyFn = keys.Key
+		}
+		t.parser = t.cfg.Parser
+		if t.parser == nil {
+			t.parser = new(quota.Parser)
+		}
+		t.now = t.cfg.Now
+		if t.now == nil {
+			t.now = time.Now
+		}
+		var logs Observer
+		if t.cfg.Logger != nil {
+			logs = newLogObserver(t.cfg.Logger)
+		}
+		t.observer = joinObservers(t.cfg.Observer, logs)
+		t.limits = adaptive.NewRegistry(adaptive.RegistryConfig{
+			Rules:      t.cfg.Rules,
+			Limiter:    t.cfg.Limiter,
+			MaxTenants: t.cfg.MaxTenants,
+			IdleTTL:    t.cfg.IdleTTL,
+		})
+	})
+}
+
+func (t *Transport) transport() http.RoundTripper {
+	if t.next == nil {
+		return http.DefaultTransport
+	}
+	return t.next
+}
+
+// RoundTrip waits for the tenant's quota, sends req through the next
+// RoundTripper once, learns from the answer and returns it unchanged.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.init()
+	key := t.Key(req)
+	lim := t.limits.Get(key)
+	if t.observer != nil {
+		return t.observedRoundTrip(req, key, lim)
+	}
+	ticket, err := lim.Wait(req.Context())
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := t.transport().RoundTrip(req)
+	if err != nil {
+		// No answer: no quota signal. The request may have reached the
+		// server, so its token stays spent.
+		ticket.Done(quota.Observation{At: t.now(), Transient: true})
+		return nil, err
+	}
+	ticket.Done(t.parser.Parse(resp, t.now()))
+	return resp, nil
+}
+
+// minWaited is the shortest wait for quota that counts as ResultWaited:
+// an admission that did not sleep still takes a little time.
+const minWaited = 50 * time.Microsecond
+
+// observedRoundTrip is RoundTrip with the Observer told what happens.
+func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
+	ev := RequestEvent{Key: key}
+	start := t.now()
+	ticket, err := lim.Wait(req.Context())
+	ev.Wait = t.now().Sub(start)
+	if err != nil {
+		closeBody(req)
+		ev.Result, ev.Err = ResultRefused, err
+		t.observer.Request(ev)
+		return nil, err
+	}
+	resp, err := t.transport().RoundTrip(req)
+	if err != nil {
+		ticket.Done(quota.Observation{At: t.now(), Transient: true})
+		ev.Result, ev.Err = ResultFailed, err
+		t.observer.Request(ev)
+		return nil, err
+	}
+	ev.Answer = t.parser.Parse(resp, t.now())
+	before := lim.Snapshot()
+	ticket.Done(ev.Answer)
+	if after := lim.Snapshot(); limitsChanged(before, after) {
+		t.observer.Limits(LimitsEvent{Key: key, Before: before, After: after, Answer: ev.Answer})
+	}
+	switch {
+	case ev.Answer.Throttled:
+		ev.Result = ResultThrottled
+	case ev.Wait >= minWaited:
+		ev.Result = ResultWaited
+	default:
+		ev.Result = ResultAllowed
+	}
+	t.observer.Request(ev)
+	return resp, nil
+}
+
+// Key returns the tenant key RoundTrip would use for req: the key set in the
+// request's context with quota.WithKey, else Config.Key's.
+func (t *Transport) Key(req *http.Request) quota.Key {
+	t.init()
+	if k, ok := quota.KeyFrom(req.Context()); ok {
+		return k
+	}
+	return t.keyFn(req)
+}
+
+// Limiter returns the limiter of tenant k, creating it if needed. Its
+// Snapshot shows what the Transport has learned about k's quota.
+func (t *Transport) Limiter(k quota.Key) *adaptive.Limiter {
+	t.init()
+	return t.limits.Get(k)
+}
+
+// Range calls f for each tenant the Transport currently tracks, until f
+// returns false.
+func (t *Transport) Range(f func(quota.Key, *adaptive.Limiter) bool) {
+	t.init()
+	t.limits.Range(f)
+}
+
+// CloseIdleConnections closes the idle connections of the next RoundTripper
+// if it has such a method, so http.Client.CloseIdleConnections reaches it.
+func (t *Transport) CloseIdleConnections() {
+	type closeIdler interface{ CloseIdleConnections() }
+	if ci, ok := t.transport().(closeIdler); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body.Close()
+	}
+}
