@@ -1,0 +1,73 @@
+package aliyun
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/retry"
+)
+
+// latency is the fake gateway's answer time in the SDK tests.
+var latency = fakecloud.Faults{LatencyRate: 1, Latency: 20 * time.Millisecond, LatencyJitter: 10 * time.Millisecond}
+
+// sdkLoad runs 16 workers that each make SDK calls (with the function
+// newWorker returns for it) through Call for 12 s
+// (fake time, inside a synctest bubble), and checks the last 10 s: every
+// call succeeded, the account got ≥ 95% of its quota of limit per second,
+// at most 5% of the requests the SDK sent came back throttled, and no
+// signed request was ever resent.
+func sdkLoad(t *testing.T, cloud *fakecloud.Cloud, limit float64, newWorker func() func() error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
+	defer cancel()
+	var ok, throttles atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		call := newWorker()
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				_, err := Call(ctx, nil, func(context.Context) (struct{}, error) {
+					err := call()
+					var e *Error
+					if errors.As(WrapError(err), &e) && e.Code == "Throttling.User" {
+						throttles.Add(1)
+					}
+					return struct{}{}, err
+				})
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case ctx.Err() != nil, errors.Is(err, retry.ErrDeadline):
+					// cut short by the end of the run
+				default:
+					t.Errorf("call failed: %v", err)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(2 * time.Second) // learning the quota
+	before, th0 := cloud.Stats().Total, throttles.Load()
+	time.Sleep(10*time.Second - time.Millisecond)
+	after, th1 := cloud.Stats().Total, throttles.Load()
+	wg.Wait()
+	admitted, throttled := after.Admitted-before.Admitted, th1-th0
+	goodput := float64(admitted) / (limit * 10)
+	share := float64(throttled) / float64(admitted+throttled)
+	t.Logf("%d calls ok; over the last 10 s the SDK saw %d throttles (%.1f%% of requests), goodput %.1f%% of the quota",
+		ok.Load(), throttled, 100*share, 100*goodput)
+	if goodput < 0.95 {
+		t.Errorf("goodput %.1f%%, want ≥ 95%%", 100*goodput)
+	}
+	if share > 0.05 {
+		t.Errorf("%.1f%% of requests throttled, want ≤ 5%%", 100*share)
+	}
+	if after.Replays != 0 {
+		t.Errorf("%d SignatureNonceUsed: a signed request was resent", after.Replays)
+	}
+}

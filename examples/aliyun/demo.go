@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/aliyun"
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/metrics"
+	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/retry"
+	"github.com/tollgate-go/tollgate/transport"
+)
+
+// options are the demo's settings, from the flags.
+type options struct {
+	duration time.Duration
+	workers  int
+	quota    int // per second, on the fake gateway
+	headers  fakecloud.HeaderMode
+	compare  bool
+	endpoint string // a real endpoint; empty means the fake gateway
+	region   string
+	metrics  string
+	akid     string
+	secret   string
+	progress bool               // redraw the progress line in place (a terminal)
+	memory   bool               // reach the fake gateway in memory, not on loopback (tests)
+	observer *metrics.Collector // with -metrics; nil: none
+}
+
+// The credentials the demo uses against the fake gateway.
+const (
+	fakeAKID   = "LTAI5tDEMOxACCESSxKEY"
+	fakeSecret = "demo-secret"
+)
+
+// demo runs the plain SDK (with -compare) and then the SDK through tollgate,
+// and prints a report of each.
+func demo(ctx context.Context, o options, out io.Writer) error {
+	var results []*result
+	modes := []bool{true}
+	if o.compare {
+		modes = []bool{false, true}
+	}
+	for _, tollgate := range modes {
+		r, err := runOnce(ctx, o, tollgate, out)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	printReport(out, o, results)
+	return nil
+}
+
+// gateway is what one run calls: the fake gateway, or a real endpoint.
+type gateway struct {
+	cloud  *fakecloud.Cloud // nil for a real endpoint
+	domain string
+	scheme string
+	next   http.RoundTripper // nil: the SDK's own transport
+	close  func()
+}
+
+func startGateway(o options) (*gateway, error) {
+	if o.endpoint != "" {
+		return &gateway{domain: o.endpoint, scheme: "https", close: func() {}}, nil
+	}
+	q := func(n int) []fakecloud.Quota {
+		return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
+	}
+	cfg := fakecloud.Config{
+		Quotas: q(o.quota),
+		Phases: []fakecloud.Phase{
+			{At: o.duration / 3, Quotas: q(o.quota / 2)},
+			{At: 2 * o.duration / 3, Quotas: q(o.quota)},
+		},
+		Headers:              o.headers,
+		HeadersOnEveryAnswer: o.headers != fakecloud.HeadersNone,
+		Faults:               fakecloud.Faults{LatencyRate: 1, Latency: 20 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+	}
+	if o.memory {
+		cloud := fakecloud.New(cfg)
+		return &gateway{cloud: cloud, domain: "ecs." + o.region + ".aliyuncs.com", scheme: "http", next: cloud.RoundTripper(), close: func() {}}, nil
+	}
+	srv, err := fakecloud.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &gateway{cloud: srv.Cloud, domain: srv.Addr(), scheme: "http", close: srv.Close}, nil
+}
+
+// quotaAt returns the fake gateway's quota per second at offset d of a run.
+func (o options) quotaAt(d time.Duration) int {
+	if d >= o.duration/3 && d < 2*o.duration/3 {
+		return o.quota / 2
+	}
+	return o.quota
+}
+
+// quotaTotal returns how many calls the fake gateway's quota allows in a
+// whole run.
+func (o options) quotaTotal() float64 {
+	third := o.duration.Seconds() / 3
+	return float64(o.quota)*2*third + float64(o.quota/2)*third
+}
+
+// result is what one run saw.
+type result struct {
+	tollgate  bool
+	calls     int64 // calls finished
+	ok        int64
+	failed    int64
+	throttles int64 // throttle answers the SDK received
+	requests  int64 // requests the SDK sent
+	latencies []time.Duration
+	replays   int64 // SignatureNonceUsed answers
+	goodput   float64
+	firstErr  error // the first failed call's error
+}
+
+// runOnce runs the workers against a fresh gateway for o.duration.
+func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*result, error) {
+	// Start on a whole second, so the run's seconds are the fake gateway's
+	// windows.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	gw, err := startGateway(o)
+	if err != nil {
+		return nil, err
+	}
+	defer gw.close()
+
+	akid, secret := fakeAKID, fakeSecret
+	if o.endpoint != "" {
+		akid, secret = o.akid, o.secret
+	}
+	// One SDK client per worker: the v1 SDK's Client is not safe for
+	// concurrent use. Through tollgate they share one Transport, and so the
+	// account's limiter.
+	clients := make([]*ecs.Client, o.workers)
+	for i := range clients {
+		conf := sdk.NewConfig()
+		if gw.next != nil {
+			conf.Transport = gw.next
+		}
+		if clients[i], err = ecs.NewClientWithOptions(o.region, conf, credentials.NewAccessKeyCredential(akid, secret)); err != nil {
+			return nil, err
+		}
+	}
+	var tr *transport.Transport
+	policy := &retry.Policy{Observer: o.observer}
+	if tollgate {
+		if tr, err = aliyun.Wrap(&clients[0].Client, transport.Config{Product: "ecs", Observer: o.observer}); err != nil {
+			return nil, err
+		}
+		for _, c := range clients[1:] {
+			if err := aliyun.Share(&c.Client, tr); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	r := &result{tollgate: tollgate}
+	var ok, failed, throttles, requests atomic.Int64
+	var mu sync.Mutex // guards r.latencies
+	describe := func(client *ecs.Client) (*ecs.DescribeInstancesResponse, error) {
+		req := ecs.CreateDescribeInstancesRequest()
+		req.Scheme, req.Domain = gw.scheme, gw.domain
+		requests.Add(1)
+		resp, err := client.DescribeInstances(req)
+		var e *aliyun.Error
+		if errors.As(aliyun.WrapError(err), &e) && quota.IsThrottleCode(e.Code) {
+			throttles.Add(1)
+		}
+		return resp, err
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, client := range clients {
+		wg.Go(func() {
+			for runCtx.Err() == nil {
+				t0 := time.Now()
+				var err error
+				if tollgate {
+					_, err = aliyun.Call(runCtx, policy, func(context.Context) (*ecs.DescribeInstancesResponse, error) { return describe(client) })
+				} else {
+					_, err = describe(client)
+				}
+				if err != nil && (runCtx.Err() != nil || errors.Is(err, retry.ErrDeadline)) {
+					return // cut short by the end of the run
+				}
+				mu.Lock()
+				r.latencies = append(r.latencies, time.Since(t0))
+				mu.Unlock()
+				if err != nil {
+					if failed.Add(1) == 1 {
+						r.firstErr = err
+					}
+				} else {
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	progress(runCtx, o, out, tr, gw, start, &ok, &throttles)
+	var admitted int64 // by the fake gateway, by the end of the run
+	if gw.cloud != nil {
+		admitted = gw.cloud.Stats().Total.Admitted
+	}
+	wg.Wait()
+
+	r.ok, r.failed, r.throttles, r.requests = ok.Load(), failed.Load(), throttles.Load(), requests.Load()
+	r.calls = r.ok + r.failed
+	if gw.cloud != nil {
+		r.replays = gw.cloud.Stats().Total.Replays
+		r.goodput = float64(admitted) / o.quotaTotal()
+	}
+	slices.Sort(r.latencies)
+	return r, nil
+}
+
+// progress prints a line a second until ctx ends: elapsed time, successes
+// per second, throttles so far, and the limiter's rate against the quota.
+func progress(ctx context.Context, o options, out io.Writer, tr *transport.Transport, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
+	name := "plain SDK"
+	if tr != nil {
+		name = "tollgate "
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last := int64(0)
+	for {
+		select {
+		case <-ctx.Done():
+			if o.progress {
+				fmt.Fprintln(out)
+			}
+			return
+		case <-tick.C:
+		}
+		elapsed := time.Since(start).Round(time.Second)
+		n := ok.Load()
+		line := fmt.Sprintf("%s %3ds  ok/s %5.1f  throttled %4d", name, int(elapsed.Seconds()), float64(n-last), throttles.Load())
+		last = n
+		if tr != nil {
+			line += "  limiter " + limiterRate(tr)
+		}
+		if gw.cloud != nil {
+			line += fmt.Sprintf("  quota %d/s", o.quotaAt(elapsed-time.Second/2))
+		}
+		if o.progress {
+			fmt.Fprintf(out, "\r%-90s", line)
+		} else {
+			fmt.Fprintln(out, line)
+		}
+	}
+}
+
+// limiterRate describes the rate of the tenant tollgate tracks, e.g.
+// "19.4/s (learned)".
+func limiterRate(tr *transport.Transport) string {
+	s := "unlimited"
+	tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
+		snap := l.Snapshot()
+		if snap.Rate > 0 {
+			s = fmt.Sprintf("%.1f/s (%s)", snap.Rate, snap.Source)
+		}
+		return false
+	})
+	return s
+}
+
+func (r *result) percentile(p float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))]
+}
+
+// printReport prints the runs side by side.
+func printReport(out io.Writer, o options, results []*result) {
+	target := "the fake gateway"
+	if o.endpoint != "" {
+		target = o.endpoint
+	}
+	fmt.Fprintf(out, "\n%d workers for %v against %s", o.workers, o.duration, target)
+	if o.endpoint == "" {
+		fmt.Fprintf(out, ", DescribeInstances quota %d/s (%d/s from %v to %v)", o.quota, o.quota/2, o.duration/3, 2*o.duration/3)
+	}
+	fmt.Fprintln(out)
+	row := func(label string, f func(*result) string) {
+		fmt.Fprintf(out, "  %-22s", label)
+		for _, r := range results {
+			fmt.Fprintf(out, "%18s", f(r))
+		}
+		fmt.Fprintln(out)
+	}
+	row("", func(r *result) string {
+		if r.tollgate {
+			return "tollgate"
+		}
+		return "plain SDK"
+	})
+	row("calls", func(r *result) string { return fmt.Sprint(r.calls) })
+	row("ok", func(r *result) string { return fmt.Sprint(r.ok) })
+	row("failed", func(r *result) string { return fmt.Sprint(r.failed) })
+	row("throttles received", func(r *result) string {
+		return fmt.Sprintf("%d (%.1f%%)", r.throttles, 100*float64(r.throttles)/float64(max(1, r.requests)))
+	})
+	if o.endpoint == "" {
+		row("goodput (of quota)", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.goodput) })
+		row("nonces reused", func(r *result) string { return fmt.Sprint(r.replays) })
+	}
+	row("latency p50", func(r *result) string { return r.percentile(0.50).Round(time.Millisecond).String() })
+	row("latency p99", func(r *result) string { return r.percentile(0.99).Round(time.Millisecond).String() })
+	for _, r := range results {
+		if r.firstErr != nil {
+			name := "plain SDK"
+			if r.tollgate {
+				name = "tollgate"
+			}
+			fmt.Fprintf(out, "\nfirst failed call (%s): %v\n", name, aliyun.WrapError(r.firstErr))
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestDemo runs the example's whole code path, the fake gateway in memory
+// and fake time (a full 15 s run takes a fraction of a second), and checks
+// its report: no failed call, the quota used, no nonce reused, and the
+// AccessKeyId nowhere in the output.
+func TestDemo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := options{duration: 15 * time.Second, workers: 16, quota: 20, region: "cn-hangzhou", memory: true}
+		var out bytes.Buffer
+		r, err := runOnce(t.Context(), o, true, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		printReport(&out, o, []*result{r})
+		t.Log("\n" + out.String())
+		if r.failed != 0 {
+			t.Errorf("%d calls failed, want 0: %v", r.failed, r.firstErr)
+		}
+		if r.goodput < 0.95 {
+			t.Errorf("goodput %.1f%% of the quota, want ≥ 95%%", 100*r.goodput)
+		}
+		if share := float64(r.throttles) / float64(r.requests); share > 0.10 {
+			t.Errorf("%.1f%% of requests throttled over the whole run, learning and two quota changes included; want ≤ 10%%", 100*share)
+		}
+		if r.replays != 0 {
+			t.Errorf("%d nonces reused", r.replays)
+		}
+		if strings.Contains(out.String(), fakeAKID) {
+			t.Error("the output holds the AccessKeyId")
+		}
+	})
+}
+
+// TestDemoCompare checks that -compare shows the plain SDK failing where
+// tollgate does not.
+func TestDemoCompare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := options{duration: 6 * time.Second, workers: 16, quota: 20, region: "cn-hangzhou", memory: true, compare: true}
+		var out bytes.Buffer
+		if err := demo(t.Context(), o, &out); err != nil {
+			t.Fatal(err)
+		}
+		report := out.String()
+		if !strings.Contains(report, "plain SDK") || !strings.Contains(report, "tollgate") {
+			t.Fatalf("report lacks a column:\n%s", report)
+		}
+		if !strings.Contains(report, "first failed call (plain SDK)") || !strings.Contains(report, "Throttling.User") {
+			t.Errorf("the plain SDK's throttle failures do not show:\n%s", report)
+		}
+	})
+}
+
+func TestRunFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-headers", "bogus"},
+		{"-workers", "0"},
+		{"extra"},
+		{"-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, // no credentials in the environment
+	} {
+		t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "")
+		var out bytes.Buffer
+		if err := run(context.Background(), args, &out); err == nil {
+			t.Errorf("run %q: want an error", args)
+		}
+	}
+}
+
+// TestRunLoopback runs the command as `go run` does, briefly: the fake
+// gateway on loopback, real time, metrics served.
+func TestRunLoopback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time")
+	}
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"-duration", "2s", "-workers", "4", "-metrics", "127.0.0.1:0"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	report := out.String()
+	for _, want := range []string{"metrics at http://127.0.0.1:", "tollgate", "goodput (of quota)", "nonces reused                          0"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("output lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, fakeAKID) {
+		t.Error("the output holds the AccessKeyId")
+	}
+}
+
+func TestServeMetrics(t *testing.T) {
+	o := options{metrics: "127.0.0.1:0"}
+	var out bytes.Buffer
+	stop, err := serveMetrics(&o, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	url := strings.TrimSpace(strings.TrimPrefix(out.String(), "metrics at "))
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || o.observer == nil {
+		t.Errorf("GET %s: %s, observer %v", url, resp.Status, o.observer)
+	}
+}
