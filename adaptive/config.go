@@ -41,10 +41,18 @@ type Config struct {
 	// means 0.97.
 	Headroom float64
 
-	// Increase is the cubic growth constant C, relative to the last good
-	// rate Rmax: after a cut, rate(t) = Rmax·(1 + C·(t−K)³), t counting only
-	// time with demand. Larger grows back and probes faster. Zero means 0.4.
-	Increase float64
+	// Hold is how long, counting only time with demand, the rate stays at
+	// its cut after a throttle before it probes above the quota estimate
+	// again; at low rates the hold lasts at least 20 requests, so that
+	// probing stays a small share of them. Zero means 1 s.
+	Hold time.Duration
+
+	// ProbeDoubling is how fast the probe grows once the hold is over: the
+	// rate goes 2% above the quota estimate, and that overshoot doubles
+	// every ProbeDoubling of demand until a throttle cuts it (×4 takes
+	// about 1.4 s). Larger probes more gently and finds a raised quota
+	// later. Zero means 200 ms.
+	ProbeDoubling time.Duration
 
 	// WindowBuckets is the resolution of the sliding window when one is in
 	// force (a rule or headers whose burst the bucket does not hold to the
@@ -63,7 +71,8 @@ type params struct {
 	minRate       float64
 	decrease      float64
 	headroom      float64
-	increase      float64
+	hold          float64 // seconds
+	probeDoubling float64 // seconds
 	windowBuckets int
 }
 
@@ -77,7 +86,8 @@ func (c Config) params() *params {
 		minRate:       c.MinRate,
 		decrease:      c.Decrease,
 		headroom:      c.Headroom,
-		increase:      c.Increase,
+		hold:          c.Hold.Seconds(),
+		probeDoubling: c.ProbeDoubling.Seconds(),
 		windowBuckets: c.WindowBuckets,
 	}
 	if p.headerTTL <= 0 {
@@ -98,8 +108,11 @@ func (c Config) params() *params {
 	if !(p.headroom > 0 && p.headroom <= 1) {
 		p.headroom = 0.97
 	}
-	if !(p.increase > 0) {
-		p.increase = 0.4
+	if !(p.hold > 0) {
+		p.hold = 1
+	}
+	if !(p.probeDoubling > 0) {
+		p.probeDoubling = 0.2
 	}
 	if p.windowBuckets <= 0 {
 		p.windowBuckets = 64

@@ -39,11 +39,15 @@
 //     last cut are ignored (each Ticket carries its admission number). So
 //     the throttles at the tail of a full fixed window, with successes still
 //     coming in, keep the rate near the quota, while throttles with no
-//     success cut by Decrease each round trip. Then the rate grows back
-//     along a cubic curve (fast while far below the last good rate, flat
-//     near it, probing faster beyond it) but only while the Limiter is the
-//     bottleneck, never while idle. For one window after a cut, a learned
-//     window of as many requests per second as the rate is kept too.
+//     success cut by Decrease each round trip. Then the rate holds for
+//     Hold, and probes above the quota estimate: 2% at first, the
+//     overshoot doubling every ProbeDoubling, until the next throttle cuts
+//     it; time counts only while the Limiter is the bottleneck, never while
+//     idle. For one window after a cut, a learned
+//     window of as many requests per second as the rate is kept too,
+//     seeded with the requests sent in the last second at the times they
+//     were sent: a fixed-window server is still counting them, so nothing
+//     more goes into a window it has already filled.
 //   - With no rule and no signal yet, a Limiter admits everything until the
 //     first throttle, then starts from the measured success rate (over at
 //     least half a second), or from half the requests admitted so far, per

@@ -22,7 +22,7 @@ type learnState struct {
 	// Learned from throttles.
 	rate    float64 // the learned rate cap, per second; 0 if none
 	rMax    float64 // the rate the last cut was measured at: the quota estimate
-	k       float64 // seconds of demand the cubic takes to get back to rMax
+	k       float64 // seconds of demand to hold at the cut before probing
 	tDemand float64 // seconds of demand since the last cut
 	lastUpd int64   // last success or cut, Unix ns
 	cutSeq  uint64  // the first admission number after the last cut
@@ -30,6 +30,8 @@ type learnState struct {
 	rtt     int64   // smoothed round trip of tickets, ns
 
 	ok        meter         // successes over the last second
+	sent      meter         // admissions of answered tickets over the last second, by admission time
+	early     bool          // the last cut was the first, from unlimited: successes still returning raise the rate
 	first     int64         // admission time of the first answer seen, Unix ns
 	src       Source        // where the rate in force came from
 	stale     bool          // Remaining is older than HeaderTTL
@@ -77,6 +79,18 @@ func (m *meter) sum(now int64) float64 {
 	return s + float64(m.c[mod11(e-10)])*(1-frac)
 }
 
+// addAt counts an event that happened at at (Unix ns), if it is still
+// within the meter's last second as of its newest bucket.
+func (m *meter) addAt(at int64) {
+	e := at / meterWidth
+	switch {
+	case e > m.e:
+		m.add(at)
+	case e > m.e-11 && e >= 0:
+		m.c[e%11]++
+	}
+}
+
 func mod11(i int64) int64 { return ((i % 11) + 11) % 11 }
 
 // Observe learns from an answer not tied to a Ticket (for one tied to a
@@ -114,6 +128,9 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 		if t != nil {
 			s.first = t.at
 		}
+	}
+	if t != nil {
+		s.sent.addAt(t.at)
 	}
 	switch {
 	case o.Transient:
@@ -204,6 +221,9 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 			_, _, _, rw := ruleLimits(l.rule)
 			w = int64(max(rw, time.Second))
 		}
+		if s.hLimit > 0 && float64(o.Limit)/float64(w) > float64(s.hLimit)/float64(s.hWindow) {
+			s.rate = 0 // the server raised the quota: what throttles taught is past
+		}
 		s.hLimit, s.hWindow = o.Limit, w
 	}
 	if o.Has(quota.FieldRemaining|quota.FieldReset) && !o.ResetAt.IsZero() {
@@ -244,6 +264,7 @@ func (l *Limiter) cut(now int64, t *Ticket) {
 	var r float64
 	switch {
 	case cur == 0: // unlimited until now: start from what got through
+		s.early = true
 		if meas >= 1 {
 			// Successes per second, over the time since the first
 			// answer if that is less than a second. Overestimating is
@@ -260,6 +281,7 @@ func (l *Limiter) cut(now int64, t *Ticket) {
 			r = float64(l.seq.Load()) / 2
 		}
 	default:
+		s.early = false
 		r = min(cur, max(cur*p.decrease, meas*p.headroom))
 	}
 	r = max(r, p.minRate)
@@ -271,15 +293,18 @@ func (l *Limiter) cut(now int64, t *Ticket) {
 	if cur > 0 {
 		s.rMax = max(min(meas, cur), r)
 	}
-	s.k = math.Cbrt((1 - r/s.rMax) / p.increase)
+	// Each probe past the quota costs a throttle or two: hold longer at low
+	// rates, so that it stays a small share of the requests.
+	s.k = max(p.hold, holdRequests/max(s.rMax, 1))
 	s.tDemand = 0
 	s.lastUpd = now
 	s.cutSeq = l.seq.Load() + 1
 	s.cutAt = now
 }
 
-// grow raises the learned rate after a success, along the cubic, counting
-// only time when the Limiter held requests back. l.mu is held.
+// grow raises the learned rate after a success: after the hold, a probe
+// above the quota estimate whose overshoot doubles every ProbeDoubling,
+// counting only time when the Limiter held requests back. l.mu is held.
 func (l *Limiter) grow(now int64) {
 	s := &l.s
 	dt := now - s.lastUpd
@@ -290,8 +315,14 @@ func (l *Limiter) grow(now int64) {
 	// Between successes, at most the longer of 100 ms and two intervals
 	// of the learned rate counts as demand.
 	s.tDemand += float64(min(dt, max(int64(100*time.Millisecond), int64(2e9/s.rate)))) / 1e9
-	x := s.tDemand - s.k
-	if r := s.rMax * (1 + l.params().increase*x*x*x); r > s.rate {
+	if s.early && now-s.cutAt < int64(time.Second) {
+		// Successes still coming back from before the first cut show what
+		// got through: the quota is at least that.
+		if m := s.ok.sum(now) * l.params().headroom; m > s.rate {
+			s.rate, s.rMax = m, max(s.rMax, m)
+		}
+	}
+	if r := s.rMax * (1 + probeGain(s.tDemand-s.k, l.params().probeDoubling)); r > s.rate {
 		s.rate = min(r, 1e9)
 	}
 }
@@ -365,9 +396,21 @@ func (l *Limiter) recompute(now int64) (big bool) {
 		l.winLimit.Store(wlim)
 	case need || cur != nil:
 		w := windowFor(wlen, p.windowBuckets)
-		if cur != nil {
-			t := time.Unix(0, now)
+		t := time.Unix(0, now)
+		switch {
+		case cur != nil:
 			w.Add(t, int(cur.Count(t))) // carried over, conservatively
+		case learned:
+			// A fixed-window server still counts what was sent in the last
+			// second: a new learned window starts with it, at the times
+			// it was sent, and with what is in flight.
+			s.sent.roll(now)
+			for e := s.sent.e - 9; e <= s.sent.e; e++ {
+				if n := s.sent.c[mod11(e)]; n > 0 && e >= 0 {
+					w.Add(time.Unix(0, e*meterWidth), int(n))
+				}
+			}
+			w.Add(t, int(max(l.inflight.Load(), 0)))
 		}
 		l.winLimit.Store(wlim)
 		l.win.Store(w)
@@ -377,4 +420,20 @@ func (l *Limiter) recompute(now int64) (big bool) {
 
 func windowFor(d time.Duration, buckets int) *window.Window {
 	return window.New(d, buckets)
+}
+
+// holdRequests is how many requests, at least, a hold lasts.
+const holdRequests = 20.0
+
+// probeStart is the first step of a probe above the quota estimate.
+const probeStart = 0.02
+
+// probeGain is how far above the quota estimate the rate probes x seconds
+// of demand after the hold: nothing before, then 2% doubling every
+// doubling seconds.
+func probeGain(x, doubling float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return probeStart * (math.Exp2(x/doubling) - 1)
 }

@@ -164,9 +164,13 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 		}
 	}
 	var tr *transport.Transport
-	policy := &retry.Policy{Observer: o.observer}
+	policy := &retry.Policy{}
+	cfg := transport.Config{Product: "ecs"}
+	if o.observer != nil { // not a typed nil in the interfaces
+		policy.Observer, cfg.Observer = o.observer, o.observer
+	}
 	if tollgate {
-		if tr, err = aliyun.Wrap(&clients[0].Client, transport.Config{Product: "ecs", Observer: o.observer}); err != nil {
+		if tr, err = aliyun.Wrap(&clients[0].Client, cfg); err != nil {
 			return nil, err
 		}
 		for _, c := range clients[1:] {
