@@ -23,7 +23,13 @@ type Ticket struct {
 	at    int64  // admission time, Unix ns
 	probe int64  // the probe deadline if this request is the probe, else 0
 	mark  int64  // the bucket's mark of its token, for Cancel
+
+	waited bool // Wait held the caller back before admitting it
 }
+
+// Waited reports whether Wait held the caller back (slept) before admitting
+// the request, as opposed to admitting it at once.
+func (t Ticket) Waited() bool { return t.waited }
 
 // Done reports the answer to the ticket's request: the request is no longer
 // in flight and the Limiter learns from obs as Observe does, tied to this

@@ -29,7 +29,9 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 		}
 	}()
 	// sleep waits d, a wake, or ctx; it reports whether it was woken early.
+	slept := false // whether the caller was held back at all
 	sleep := func(d int64, wake <-chan struct{}) (bool, error) {
+		slept = true
 		if timer == nil {
 			timer = time.NewTimer(time.Duration(d))
 		} else {
@@ -154,7 +156,9 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 		if voided {
 			continue
 		}
-		return l.ticket(ns, probe, mark), nil
+		t := l.ticket(ns, probe, mark)
+		t.waited = slept
+		return t, nil
 	}
 }
 

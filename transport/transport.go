@@ -114,10 +114,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// minWaited is the shortest wait for quota that counts as ResultWaited:
-// an admission that did not sleep still takes a little time.
-const minWaited = 50 * time.Microsecond
-
 // observedRoundTrip is RoundTrip with the Observer told what happens.
 func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
 	ev := RequestEvent{Key: key}
@@ -146,7 +142,7 @@ func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *ada
 	switch {
 	case ev.Answer.Throttled:
 		ev.Result = ResultThrottled
-	case ev.Wait >= minWaited:
+	case ticket.Waited():
 		ev.Result = ResultWaited
 	default:
 		ev.Result = ResultAllowed
