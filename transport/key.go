@@ -158,37 +158,33 @@ func keyField(s string) bool {
 	return true
 }
 
-// rpcParams reads AccessKeyId, RegionId and Action from a raw query in one
-// pass. A value is "" if absent or badly escaped. It allocates only to
-// unescape.
+// rpcParams reads AccessKeyId, RegionId and Action from a raw query. A value
+// is "" if absent or badly escaped. It allocates only to unescape.
 func rpcParams(raw string) (akid, region, action string) {
-	for raw != "" {
-		pair := raw
-		if i := strings.IndexByte(raw, '&'); i >= 0 {
-			pair, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = ""
+	return queryValue(raw, "AccessKeyId="), queryValue(raw, "RegionId="), queryValue(raw, "Action=")
+}
+
+// queryValue returns the unescaped value of the first parameter of raw whose
+// name and "=" are nameEq, or "". It searches with strings.Index, which is
+// much faster than splitting the query into pairs.
+func queryValue(raw, nameEq string) string {
+	for from := 0; from < len(raw); {
+		i := strings.Index(raw[from:], nameEq)
+		if i < 0 {
+			return ""
 		}
-		eq := strings.IndexByte(pair, '=')
-		if eq < 0 {
+		i += from
+		if i > 0 && raw[i-1] != '&' {
+			from = i + len(nameEq) // inside another parameter, e.g. XAction=
 			continue
 		}
-		var dst *string
-		switch pair[:eq] {
-		case "AccessKeyId":
-			dst = &akid
-		case "RegionId":
-			dst = &region
-		case "Action":
-			dst = &action
-		default:
-			continue
+		v := raw[i+len(nameEq):]
+		if j := strings.IndexByte(v, '&'); j >= 0 {
+			v = v[:j]
 		}
-		if *dst == "" {
-			*dst = unescape(pair[eq+1:])
-		}
+		return unescape(v)
 	}
-	return akid, region, action
+	return ""
 }
 
 // unescape query-unescapes v, allocating only if it has to; "" if v is badly
