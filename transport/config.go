@@ -52,9 +52,6 @@ type Config struct {
 	// one minute, error bodies peeked at up to 64 KiB.
 	Parser *quota.Parser
 
-	// Now is the clock. Nil means time.Now.
-	Now func() time.Time
-
 	// Observer, if set, is told of every request and of every change of a
 	// tenant's limits (see Observer). Nil means nothing is observed, at no
 	// cost.

@@ -34,7 +34,6 @@ type Transport struct {
 	keyFn    KeyFunc
 	limits   *adaptive.Registry
 	parser   *quota.Parser
-	now      func() time.Time
 	observer Observer // nil: nothing observes
 }
 
@@ -63,10 +62,6 @@ func (t *Transport) init() {
 		t.parser = t.cfg.Parser
 		if t.parser == nil {
 			t.parser = new(quota.Parser)
-		}
-		t.now = t.cfg.Now
-		if t.now == nil {
-			t.now = time.Now
 		}
 		var logs Observer
 		if t.cfg.Logger != nil {
@@ -107,19 +102,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		// No answer: no quota signal. The request may have reached the
 		// server, so its token stays spent.
-		ticket.Done(quota.Observation{At: t.now(), Transient: true})
+		ticket.Done(quota.Observation{At: time.Now(), Transient: true})
 		return nil, err
 	}
-	ticket.Done(t.parser.Parse(resp, t.now()))
+	ticket.Done(t.parser.Parse(resp, time.Now()))
 	return resp, nil
 }
 
 // observedRoundTrip is RoundTrip with the Observer told what happens.
 func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
 	ev := RequestEvent{Key: key}
-	start := t.now()
+	start := time.Now()
 	ticket, err := lim.Wait(req.Context())
-	ev.Wait = t.now().Sub(start)
+	ev.Wait = time.Now().Sub(start)
 	if err != nil {
 		closeBody(req)
 		ev.Result, ev.Err = ResultRefused, err
@@ -128,12 +123,12 @@ func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *ada
 	}
 	resp, err := t.transport().RoundTrip(req)
 	if err != nil {
-		ticket.Done(quota.Observation{At: t.now(), Transient: true})
+		ticket.Done(quota.Observation{At: time.Now(), Transient: true})
 		ev.Result, ev.Err = ResultFailed, err
 		t.observer.Request(ev)
 		return nil, err
 	}
-	ev.Answer = t.parser.Parse(resp, t.now())
+	ev.Answer = t.parser.Parse(resp, time.Now())
 	before := lim.Snapshot()
 	ticket.Done(ev.Answer)
 	if after := lim.Snapshot(); limitsChanged(before, after) {
