@@ -114,7 +114,7 @@ func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *ada
 	ev := RequestEvent{Key: key}
 	start := time.Now()
 	ticket, err := lim.Wait(req.Context())
-	ev.Wait = time.Now().Sub(start)
+	ev.Wait = time.Since(start)
 	if err != nil {
 		closeBody(req)
 		ev.Result, ev.Err = ResultRefused, err
