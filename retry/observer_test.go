@@ -3,7 +3,6 @@ package retry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tollgate-go/tollgate/internal/logtest"
 
 	"github.com/tollgate-go/tollgate/quota"
 )
@@ -32,20 +33,6 @@ func (r *recorder) GiveUp(ev GiveUpEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.giveUps = append(r.giveUps, ev)
-}
-
-// records parses a JSON slog buffer into its records.
-func records(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for line := range strings.Lines(buf.String()) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 func TestDoObserverRetriesAndGiveUp(t *testing.T) {
@@ -162,7 +149,7 @@ func TestDoLoggerRedactsAndLevels(t *testing.T) {
 				t.Errorf("log holds %q:\n%s", s, buf.String())
 			}
 		}
-		recs := records(t, &buf)
+		recs := logtest.Records(t, &buf)
 		type line struct{ level, msg, reason string }
 		var got []line
 		for _, r := range recs {
@@ -204,7 +191,7 @@ func TestDoLoggerInfoLevelOnlyGiveUps(t *testing.T) {
 		if err := Do(t.Context(), p, failing(&calls, errThrottle, errThrottle)); err == nil {
 			t.Fatal("Do succeeded")
 		}
-		recs := records(t, &buf)
+		recs := logtest.Records(t, &buf)
 		if len(recs) != 1 || recs[0]["msg"] != msgGiveUp {
 			t.Errorf("records at Info = %v, want the give-up only", recs)
 		}

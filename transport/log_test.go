@@ -3,7 +3,6 @@ package transport
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tollgate-go/tollgate/internal/logtest"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 )
@@ -22,20 +23,6 @@ func debugLogger() (*slog.Logger, *bytes.Buffer) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// logRecords parses a JSON slog buffer into its records.
-func logRecords(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for line := range strings.Lines(buf.String()) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // find returns the records with message msg.
 func find(recs []map[string]any, msg string) []map[string]any {
@@ -91,7 +78,7 @@ func TestLogThrottlePauseRefusal(t *testing.T) {
 				cancel()
 				send(t, ctx, tr, akid) // cancelled: Debug only
 
-				recs := logRecords(t, buf)
+				recs := logtest.Records(t, buf)
 				tenant := "acs:ecs:cn-hangzhou:" + tr.keyFn(mustRequest(t, akid)).Account + ":DescribeInstances"
 				for _, r := range recs {
 					if r["tenant"] != tenant {
@@ -152,7 +139,7 @@ func TestLogQuotaChanged(t *testing.T) {
 		for range 30 {
 			send(t, t.Context(), tr, "AKIDquota")
 		}
-		recs := logRecords(t, buf)
+		recs := logtest.Records(t, buf)
 		q := find(recs, msgQuota)
 		if len(q) == 0 {
 			t.Fatalf("no %q record: %v", msgQuota, recs)
@@ -177,7 +164,7 @@ func TestLogFailedRedacted(t *testing.T) {
 	if _, err := send(t, t.Context(), tr, akid); err == nil || !strings.Contains(err.Error(), akid) {
 		t.Fatalf("err = %v, want the raw *url.Error (the caller's own)", err)
 	}
-	recs := logRecords(t, buf)
+	recs := logtest.Records(t, buf)
 	if len(recs) != 1 || recs[0]["msg"] != msgFailed || recs[0]["level"] != "DEBUG" {
 		t.Fatalf("records %v, want one Debug %q", recs, msgFailed)
 	}

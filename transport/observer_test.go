@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tollgate-go/tollgate/internal/logtest"
+
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/quota"
@@ -190,7 +192,7 @@ func TestObserverJoined(t *testing.T) {
 	if len(rec.reqs) != 1 || rec.reqs[0].Result != ResultFailed {
 		t.Errorf("observer got %+v, want one failed request", rec.reqs)
 	}
-	if recs := logRecords(t, buf); len(recs) != 1 || recs[0]["msg"] != msgFailed {
+	if recs := logtest.Records(t, buf); len(recs) != 1 || recs[0]["msg"] != msgFailed {
 		t.Errorf("logger got %v, want one %q record", recs, msgFailed)
 	}
 }
