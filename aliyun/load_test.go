@@ -27,11 +27,15 @@ func sdkLoad(t *testing.T, cloud *fakecloud.Cloud, limit float64, newWorker func
 	defer cancel()
 	var ok, throttles atomic.Int64
 	var wg sync.WaitGroup
+	// A budget of the test's own: the process-wide default would carry
+	// retries over from other tests (and, under synctest, from earlier runs
+	// of this one, whose fake clock starts at the same instant).
+	policy := &retry.Policy{Budget: retry.NewBudget(retry.BudgetConfig{})}
 	for range 16 {
 		call := newWorker()
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				_, err := Call(ctx, nil, func(context.Context) (struct{}, error) {
+				_, err := Call(ctx, policy, func(context.Context) (struct{}, error) {
 					err := call()
 					var e *Error
 					if errors.As(WrapError(err), &e) && e.Code == "Throttling.User" {

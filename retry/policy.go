@@ -76,7 +76,10 @@ type Policy struct {
 	Classifier func(resp *http.Response, err error) (o Outcome, ok bool)
 
 	// Budget limits retries per tenant. nil means DefaultBudget(), shared by
-	// every Policy in the process that leaves it nil. See NoBudget.
+	// every Policy in the process that leaves it nil. Give tests their own
+	// (NewBudget): under testing/synctest every bubble's clock starts at the
+	// same instant, so the shared one would see other tests' retries as
+	// recent. See NoBudget.
 	Budget *Budget
 	// NoBudget turns the retry budget off.
 	NoBudget bool

@@ -164,7 +164,8 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 		}
 	}
 	var tr *transport.Transport
-	policy := &retry.Policy{}
+	// Each run is a fresh client process: its own retry budget.
+	policy := &retry.Policy{Budget: retry.NewBudget(retry.BudgetConfig{})}
 	cfg := transport.Config{Product: "ecs"}
 	if o.observer != nil { // not a typed nil in the interfaces
 		policy.Observer, cfg.Observer = o.observer, o.observer
