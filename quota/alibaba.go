@@ -51,35 +51,28 @@ func alibabaReading(vs []string, now time.Time, maxHint time.Duration) (r readin
 		set  [aliFields]bool
 		drop [aliFields]bool
 	)
-	for _, v := range vs {
-		for more := true; more; {
-			var m string
-			m, v, more = cut(v, ',')
-			if m = trimOWS(m); m == "" {
-				continue
-			}
-			name, num, ok := cut(m, ':')
-			if !ok {
-				name, num, ok = cut(m, '=')
-			}
-			if !ok {
-				bad = true
-				continue
-			}
-			f := alibabaFieldOf(trimOWS(name))
-			if f < 0 {
-				continue
-			}
-			d, good := parseDecimal(num)
-			if !good || (f != aliTimeLeft && f != aliReset && d.frac != 0) {
-				bad, drop[f] = true, true
-				continue
-			}
-			if set[f] && d != val[f] {
-				bad, drop[f] = true, true
-			}
-			val[f], set[f] = d, true
+	for m := range members(vs) {
+		name, num, ok := cut(m, ':')
+		if !ok {
+			name, num, ok = cut(m, '=')
 		}
+		if !ok {
+			bad = true
+			continue
+		}
+		f := alibabaFieldOf(trimOWS(name))
+		if f < 0 {
+			continue
+		}
+		d, good := parseDecimal(num)
+		if !good || (f != aliTimeLeft && f != aliReset && d.frac != 0) {
+			bad, drop[f] = true, true
+			continue
+		}
+		if set[f] && d != val[f] {
+			bad, drop[f] = true, true
+		}
+		val[f], set[f] = d, true
 	}
 	for f := range set {
 		set[f] = set[f] && !drop[f]

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"iter"
 	"math"
 	"time"
 )
@@ -41,6 +42,23 @@ func trimOWS(s string) string {
 }
 
 // cut splits s at the first sep; more reports whether sep was found.
+// members yields the non-empty list members of a header's lines: each line
+// split at commas, optional white space trimmed. (No header family tollgate
+// reads puts a comma inside a quoted string it needs.)
+func members(vs []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, v := range vs {
+			for more := true; more; {
+				var m string
+				m, v, more = cut(v, ',')
+				if m = trimOWS(m); m != "" && !yield(m) {
+					return
+				}
+			}
+		}
+	}
+}
+
 func cut(s string, sep byte) (before, after string, more bool) {
 	for i := 0; i < len(s); i++ { // values are short: a loop beats IndexByte
 		if s[i] == sep {

@@ -65,30 +65,23 @@ func trio(limit, remaining []string) (r reading, bad bool) {
 // parse; bad reports any member that does not parse.
 func parseLimit(vs []string) (limit int64, window time.Duration, known Field, bad bool) {
 	first := true
-	for _, v := range vs {
-		for more := true; more; {
-			var m string
-			m, v, more = cut(v, ',')
-			if m = trimOWS(m); m == "" {
-				continue
+	for m := range members(vs) {
+		num, params, _ := cut(m, ';')
+		n, ok := parseCount(num)
+		w, hasW, wbad := windowParam(params)
+		bad = bad || !ok || wbad
+		switch {
+		case first:
+			first = false
+			if !ok {
+				return 0, 0, 0, true
 			}
-			num, params, _ := cut(m, ';')
-			n, ok := parseCount(num)
-			w, hasW, wbad := windowParam(params)
-			bad = bad || !ok || wbad
-			switch {
-			case first:
-				first = false
-				if !ok {
-					return 0, 0, 0, true
-				}
-				limit, known = n, FieldLimit
-				if hasW {
-					window, known = w, known|FieldWindow
-				}
-			case ok && hasW && n == limit && known&FieldWindow == 0:
+			limit, known = n, FieldLimit
+			if hasW {
 				window, known = w, known|FieldWindow
 			}
+		case ok && hasW && n == limit && known&FieldWindow == 0:
+			window, known = w, known|FieldWindow
 		}
 	}
 	return limit, window, known, bad
@@ -120,23 +113,16 @@ func windowParam(params string) (w time.Duration, ok, bad bool) {
 // one member parsed and all parsed members agree; bad if any member did not
 // parse or they disagree.
 func oneCount(vs []string) (n int64, ok, bad bool) {
-	for _, v := range vs {
-		for more := true; more; {
-			var m string
-			m, v, more = cut(v, ',')
-			if m = trimOWS(m); m == "" {
-				continue
-			}
-			m, _, _ = cut(m, ';')
-			x, good := parseCount(m)
-			switch {
-			case !good:
-				bad = true
-			case ok && x != n:
-				return 0, false, true
-			default:
-				n, ok = x, true
-			}
+	for m := range members(vs) {
+		m, _, _ = cut(m, ';')
+		x, good := parseCount(m)
+		switch {
+		case !good:
+			bad = true
+		case ok && x != n:
+			return 0, false, true
+		default:
+			n, ok = x, true
 		}
 	}
 	return n, ok, bad
@@ -144,23 +130,16 @@ func oneCount(vs []string) (n int64, ok, bad bool) {
 
 // oneDecimal is oneCount for a decimal value such as a reset time.
 func oneDecimal(vs []string) (d decimal, ok, bad bool) {
-	for _, v := range vs {
-		for more := true; more; {
-			var m string
-			m, v, more = cut(v, ',')
-			if m = trimOWS(m); m == "" {
-				continue
-			}
-			m, _, _ = cut(m, ';')
-			x, good := parseDecimal(m)
-			switch {
-			case !good:
-				bad = true
-			case ok && x != d:
-				return decimal{}, false, true
-			default:
-				d, ok = x, true
-			}
+	for m := range members(vs) {
+		m, _, _ = cut(m, ';')
+		x, good := parseDecimal(m)
+		switch {
+		case !good:
+			bad = true
+		case ok && x != d:
+			return decimal{}, false, true
+		default:
+			d, ok = x, true
 		}
 	}
 	return d, ok, bad
