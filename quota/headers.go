@@ -124,7 +124,7 @@ func (s *headerSet) parse(o *Observation, now time.Time, maxHint time.Duration) 
 				o.Malformed |= SourceAlibaba
 			}
 			if ok {
-				o.mergeRetryAfter(d)
+				o.mergeRetryAfter(d, 0)
 			}
 		}
 		if v[hAliUserAPI] != nil || v[hAliUser] != nil {

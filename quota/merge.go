@@ -113,10 +113,10 @@ func (o *Observation) merge(r reading) {
 	}
 }
 
-// mergeRetryAfter keeps the longest retry hint.
-func (o *Observation) mergeRetryAfter(d time.Duration) {
+// mergeRetryAfter keeps the longest retry hint, with its slack.
+func (o *Observation) mergeRetryAfter(d, slack time.Duration) {
 	if !o.Has(FieldRetryAfter) || d > o.RetryAfter {
 		o.Known |= FieldRetryAfter
-		o.RetryAfter = d
+		o.RetryAfter, o.RetrySlack = d, slack
 	}
 }

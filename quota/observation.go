@@ -53,6 +53,7 @@ type Observation struct {
 	ResetAt    time.Time     // when the current window ends and Remaining refills
 	ResetSlack time.Duration // ResetAt may be this much late: 1 s for a value in whole seconds (rounded), 1 ms for milliseconds
 	RetryAfter time.Duration // wait before the next request, capped by the parser's MaxHint
+	RetrySlack time.Duration // RetryAfter may be this much longer than the server's wait: 1 s for whole seconds or an HTTP-date (rounded up), 0 when finer
 	QuotaID    string        // X-RateLimit-Quota-ID or the IETF policy name, if any
 
 	Sources   Source // families present in the answer

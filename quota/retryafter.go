@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -61,8 +62,20 @@ func parseRetryAfterHeader(o *Observation, vs []string, now time.Time, maxHint t
 		o.Malformed |= SourceRetryAfter
 	}
 	if ok {
-		o.mergeRetryAfter(d)
+		o.mergeRetryAfter(d, retrySlack(vs))
 	}
+}
+
+// retrySlack is the resolution of a Retry-After value: a server that says
+// whole seconds, or a date, rounds its wait up to the next second; one that
+// says a fraction ("1.5") is taken at its word.
+func retrySlack(vs []string) time.Duration {
+	for _, v := range vs {
+		if strings.Contains(v, ".") {
+			return 0
+		}
+	}
+	return time.Second
 }
 
 // acsRetryAfter reads x-acs-retry-after: milliseconds, capped at maxHint.

@@ -131,3 +131,32 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// TestRetrySlack checks the resolution each hint is read with: whole
+// seconds and dates are rounded up by the server, milliseconds and
+// fractions are not.
+func TestRetrySlack(t *testing.T) {
+	tests := []struct {
+		name string
+		h    http.Header
+		want time.Duration
+	}{
+		{"whole seconds", header("Retry-After", "1"), time.Second},
+		{"date", header("Retry-After", "Mon, 02 Dec 2024 09:00:07 GMT"), time.Second},
+		{"fraction", header("Retry-After", "1.5"), 0},
+		{"milliseconds", header("x-acs-retry-after", "1500"), 0},
+		{"longer whole seconds win with their slack", header("Retry-After", "2", "x-acs-retry-after", "1500"), time.Second},
+		{"longer milliseconds win with theirs", header("Retry-After", "1", "x-acs-retry-after", "1500"), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := parseHeader(t, tt.h)
+			if !o.Has(FieldRetryAfter) {
+				t.Fatalf("no retry hint in %+v", o)
+			}
+			if o.RetrySlack != tt.want {
+				t.Errorf("RetrySlack = %v, want %v", o.RetrySlack, tt.want)
+			}
+		})
+	}
+}
