@@ -24,6 +24,7 @@ type bucket struct {
 	changed   atomic.Int64  // Unix ns from which the last change of interval rescaled the queue
 	restarted atomic.Int64  // Unix ns of the end of the last pause (see restart)
 	epoch     atomic.Uint64 // moves on when a pause voids the reservations
+	told      atomic.Int64  // the interval when set last reported a big change
 }
 
 // take takes one token at now if one is there. It returns 0 and the token's
@@ -102,11 +103,26 @@ func (b *bucket) restart(u int64) {
 	b.tat.Store(u + b.tau.Load())
 }
 
+// stall restarts the queue at u, when the window will have room, unless it
+// was restarted since epoch (then the caller's place is void already): the
+// places reserved are void and their holders reserve again, the first due
+// at u, the rest paced after it. It reports whether it restarted the queue.
+func (b *bucket) stall(u int64, epoch uint64) bool {
+	if !b.epoch.CompareAndSwap(epoch, epoch+1) {
+		return false
+	}
+	b.restarted.Store(u)
+	b.tat.Store(u + b.tau.Load())
+	return true
+}
+
 // set changes rate and burst at now. The debt already queued (TAT beyond
 // now) is rescaled to the new interval, so the requests it stands for keep
 // their place in line at the new pace. It reports whether the change is big
-// enough that waiters should re-check (the interval moved by 20% or more, or
-// pacing was turned on or off).
+// enough that waiters should re-check: pacing turned on or off, or the
+// interval moved by 5% or more since the last change so reported (a waiter
+// rescales its due time only when it wakes, so small changes add up to a
+// real gap or rush if never reported).
 func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 	var t int64
 	if rate > 0 {
@@ -134,11 +150,16 @@ func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 	b.tau.Store(int64(max(burst-1, 0)) * t)
 	b.changed.Store(from)
 	b.interval.Store(t)
-	if old == 0 || t == 0 {
+	told := b.told.Load()
+	if old == 0 || t == 0 || told == 0 {
+		b.told.Store(t)
 		return true
 	}
-	r := float64(t) / float64(old)
-	return r >= 1.2 || r <= 1/1.2
+	if r := float64(t) / float64(told); r >= 1.05 || r <= 1/1.05 {
+		b.told.Store(t)
+		return true
+	}
+	return false
 }
 
 // rate returns the bucket's rate per second, 0 for no pacing, and its burst.

@@ -42,16 +42,16 @@ type Config struct {
 	Headroom float64
 
 	// Hold is how long, counting only time with demand, the rate stays at
-	// its cut after a throttle before it probes above the quota estimate
-	// again; at low rates the hold lasts at least 20 requests, so that
-	// probing stays a small share of them. Zero means 1 s.
+	// the quota estimate after a throttle before it probes above it again;
+	// at low rates the hold lasts at least 20 requests, so that probing
+	// stays a small share of them. Zero means 1 s.
 	Hold time.Duration
 
-	// ProbeDoubling is how fast the probe grows once the hold is over: the
-	// rate goes 2% above the quota estimate, and that overshoot doubles
-	// every ProbeDoubling of demand until a throttle cuts it (×4 takes
-	// about 1.4 s). Larger probes more gently and finds a raised quota
-	// later. Zero means 200 ms.
+	// ProbeDoubling is how fast the probe grows once its first step (one
+	// request more in one second) has gone through: the rate goes 20%
+	// above the estimate, and that overshoot doubles every ProbeDoubling
+	// of demand until a throttle ends it (×4 takes about 0.4 s). Larger
+	// probes more gently and finds a raised quota later. Zero means 100 ms.
 	ProbeDoubling time.Duration
 
 	// WindowBuckets is the resolution of the sliding window when one is in
@@ -112,7 +112,7 @@ func (c Config) params() *params {
 		p.hold = 1
 	}
 	if !(p.probeDoubling > 0) {
-		p.probeDoubling = 0.2
+		p.probeDoubling = 0.1
 	}
 	if p.windowBuckets <= 0 {
 		p.windowBuckets = 64

@@ -31,23 +31,33 @@
 //     in force, the stale Remaining is ignored.
 //   - A retry hint pauses the whole tenant until then, capped by MaxPause,
 //     and one request probes before the waiters are released; so does a
-//     throttle that carries a reset, until ResetAt.
-//   - A throttle is always a signal, whatever the headers say: the rate is
-//     cut at once to a little under the success rate measured over the last
-//     second (Headroom), by at most the Decrease factor and never up, at
-//     most once per round trip: throttles of requests admitted before the
-//     last cut are ignored (each Ticket carries its admission number). So
-//     the throttles at the tail of a full fixed window, with successes still
-//     coming in, keep the rate near the quota, while throttles with no
-//     success cut by Decrease each round trip. Then the rate holds for
-//     Hold, and probes above the quota estimate: 2% at first, the
-//     overshoot doubling every ProbeDoubling, until the next throttle cuts
-//     it; time counts only while the Limiter is the bottleneck, never while
-//     idle. For one window after a cut, a learned
-//     window of as many requests per second as the rate is kept too,
-//     seeded with the requests sent in the last second at the times they
-//     were sent: a fixed-window server is still counting them, so nothing
-//     more goes into a window it has already filled.
+//     throttle that carries a reset, until ResetAt. A hint in whole
+//     seconds (Retry-After: 1) is the server's wait rounded up: the pause
+//     ends at the earliest moment that wait may end (the hint less its
+//     quota.Observation.RetrySlack), and if the probe is throttled too the
+//     next tries wait 100 ms, 200 ms, ... and at last the whole hint.
+//   - A throttle is always a signal, whatever the headers say, at most once
+//     per round trip: throttles of requests admitted before the last cut
+//     are ignored (each Ticket carries its admission number). Any throttle
+//     but a failed probe cuts the rate at once to a little under the
+//     success rate measured over the last second (Headroom), by at least
+//     that and at most the Decrease factor. So the throttles at the tail of
+//     a full fixed window, with successes still coming in, keep the rate
+//     near the quota, while throttles with no success cut by Decrease each
+//     round trip. Then the rate holds at the quota estimate for Hold, and
+//     probes above it: first one request more in one server window, timed
+//     to end as a window ends once a failed step has shown where windows
+//     start, so that probing an unchanged quota costs one throttle; if
+//     that goes through, a ramp 20% above, the overshoot doubling every
+//     ProbeDoubling. A failed probe goes back to the estimate. Time counts
+//     only while the Limiter is the bottleneck, never while idle. For one
+//     window after a cut, a learned window of as many requests per second
+//     as the rate is kept too, seeded with the requests sent in the last
+//     second at the times they were sent: a fixed-window server is still
+//     counting them, so nothing more goes into a window it has already
+//     filled. A request held back by a full window gives up its place, and
+//     the bucket's queue restarts when the window has room, paced, so that
+//     the waiters do not leave together.
 //   - With no rule and no signal yet, a Limiter admits everything until the
 //     first throttle, then starts from the measured success rate (over at
 //     least half a second), or from half the requests admitted so far, per
@@ -55,8 +65,9 @@
 //   - A Transient answer (e.g. 503 ServiceUnavailable) is not a quota signal.
 //
 // A sliding window is in force only while the bucket does not imply it (a
-// burst above 1, or a learned rate just cut) and for one window after: it
-// costs up to one bucket of its capacity (see package window).
+// burst above 1, or a learned rate just cut) and, for a rule's or the
+// headers' window, for one window after: it costs up to one bucket of its
+// capacity (see package window).
 //
 // Admission is two-step, like gobreaker's: Wait and ReserveAt return a Ticket
 // (a small value, no allocation) whose Done reports the answer and whose

@@ -125,9 +125,14 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			}
 		}
 
-		// The window. The request keeps its place (and its token) while it
-		// waits for the window to free a slot, so the queue keeps its
-		// order and no place is lost; a pause voids it as above.
+		// The window. When it is full and the bucket paces, the request
+		// gives up its place and the bucket's queue waits for the window:
+		// the first place after the stall is due when the window has room,
+		// the rest paced after it (see bucket.stall). Keeping the places
+		// instead would release every holder together when the window
+		// frees, a burst that then stays in the window a window later. The
+		// probe, and requests when nothing paces, wait for the window in
+		// place.
 		voided := false
 		for {
 			w, limit := l.win.Load(), l.winLimit.Load()
@@ -135,11 +140,20 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 				break
 			}
 			l.markBlocked(ns)
-			d := max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
+			free := w.NextFree(now, 1, limit)
+			d := max(free.Sub(now).Nanoseconds(), 1)
 			if hasDeadline && d > deadline.Sub(now).Nanoseconds() {
 				l.b.giveBack(mark)
 				l.unprobe(probe)
 				return Ticket{}, fail(now, d, reasonWindow)
+			}
+			if probe == 0 && l.b.interval.Load() > 0 {
+				l.b.giveBack(mark)
+				if l.b.stall(free.UnixNano(), epoch) {
+					l.notify()
+				}
+				voided = true
+				break
 			}
 			if _, err := sleep(d, l.wakeCh()); err != nil {
 				l.b.giveBack(mark)

@@ -117,7 +117,9 @@ func TestObserverResults(t *testing.T) {
 		if le.Key != key || !le.Answer.Throttled || !le.After.PauseUntil.After(le.Before.PauseUntil) {
 			t.Errorf("Limits event %+v, want the throttle's pause", le)
 		}
-		if want := time.Now().Add(time.Minute); !le.After.PauseUntil.Equal(want) {
+		// Retry-After in whole seconds is rounded up by the server: the
+		// pause lasts until the earliest moment the wait may end.
+		if want := time.Now().Add(time.Minute - time.Second); !le.After.PauseUntil.Equal(want) {
 			t.Errorf("pause until %v, want %v", le.After.PauseUntil, want)
 		}
 
