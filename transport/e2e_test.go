@@ -30,15 +30,9 @@ func TestQuotaReached(t *testing.T) {
 		{"none/400", fakecloud.HeadersNone, false, 400, withoutHeaders},
 		{"none/429", fakecloud.HeadersNone, false, 429, withoutHeaders},
 		{"none/503", fakecloud.HeadersNone, false, 503, withoutHeaders},
-		{"retry-after on throttles", fakecloud.HeadersRetryAfter, false, 429, known{
-			target: withoutHeaders, floor: bounds{0.45, 0.06},
-			why: "measured 54% / 2.9%: each throttle's Retry-After, whole seconds rounded up, is honoured in full and can cost most of a 1 s window",
-		}},
+		{"retry-after on throttles", fakecloud.HeadersRetryAfter, false, 429, withoutHeaders},
 		{"alibaba on throttles", fakecloud.HeadersAlibaba, false, 400, withoutHeaders},
-		{"alibaba", fakecloud.HeadersAlibaba, true, 400, known{
-			target: withHeaders, floor: bounds{0.92, 0.02},
-			why: "usually 98.6-99.8%, but about one run in twenty 94.6%: a throttle of a request that crossed a window boundary in transit leaves a learned cap that the headers do not lift",
-		}},
+		{"alibaba", fakecloud.HeadersAlibaba, true, 400, withHeaders},
 		{"x-ratelimit", fakecloud.HeadersXRateLimit, true, 429, withHeaders},
 		{"ietf", fakecloud.HeadersIETF, true, 429, withHeaders},
 		{"ietf structured", fakecloud.HeadersIETFStructured, true, 429, withHeaders},
@@ -86,19 +80,9 @@ func TestQuotaChangedLive(t *testing.T) {
 		headers fakecloud.HeaderMode
 		b       [3]checker // for each step
 	}{
-		{"none", fakecloud.HeadersNone, [3]checker{
-			withoutHeaders,
-			known{target: withoutHeaders, floor: bounds{0.85, 0.10},
-				why: "measured 91% / 6.4% at 20/s after 60/s: at low rates each probe past the quota costs a larger share"},
-			known{target: withoutHeaders, floor: bounds{0.90, 0.10},
-				why: "usually 99.7% / 3.2%, about one run in twenty 94% / 6.7%: the probe that finds the raised quota overshoots"},
-		}},
+		{"none", fakecloud.HeadersNone, [3]checker{withoutHeaders, withoutHeaders, withoutHeaders}},
 		{"x-ratelimit", fakecloud.HeadersXRateLimit, [3]checker{withHeaders, withHeaders, withHeaders}},
-		{"alibaba", fakecloud.HeadersAlibaba, func() [3]checker {
-			k := known{target: withHeaders, floor: bounds{0.93, 0.03},
-				why: "measured 95.6-100% / 0-1.3%: a rare throttle (a request crossing a window boundary in transit) leaves a learned cap that the headers lift only when they raise the limit"}
-			return [3]checker{k, k, k}
-		}()},
+		{"alibaba", fakecloud.HeadersAlibaba, [3]checker{withHeaders, withHeaders, withHeaders}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -163,14 +147,8 @@ func TestTenantsIsolated(t *testing.T) {
 			m.mark()
 		}
 		time.Sleep(10*time.Second - time.Millisecond)
-		lowRate := known{target: withoutHeaders, floor: bounds{0.80, 0.15},
-			why: "measured 86-96% / 4-10% at 10/s: each probe past the quota costs a throttle, a larger share at low rates"}
 		for akid, m := range meters {
-			var c checker = withoutHeaders
-			if limits[akid] < 20 {
-				c = lowRate
-			}
-			c.check(t, akid, m.since(), float64(limits[akid]))
+			withoutHeaders.check(t, akid, m.since(), float64(limits[akid]))
 		}
 		for _, w := range waits {
 			w.Wait()

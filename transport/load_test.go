@@ -131,26 +131,7 @@ var (
 	withoutHeaders = bounds{minGoodput: 0.95, maxThrottled: 0.05}
 )
 
-// known is a scenario that does not reach its target yet: the test logs how
-// far short it is and fails only below the floor, set under what is
-// measured (go test -count=3, with and without -race), so that it still
-// catches a regression.
-type known struct {
-	target, floor bounds
-	why           string
-}
-
-func (k known) check(t *testing.T, what string, s span, limitPerSecond float64) {
-	t.Helper()
-	g, th := s.goodput(limitPerSecond), s.throttledShare()
-	if g < k.target.minGoodput || th > k.target.maxThrottled {
-		t.Logf("%s: SHORT of the target (≥ %.0f%%, ≤ %.0f%% throttled): %s",
-			what, 100*k.target.minGoodput, 100*k.target.maxThrottled, k.why)
-	}
-	k.floor.check(t, what, s, limitPerSecond)
-}
-
-// checker is bounds or known.
+// checker checks a span against a scenario's bounds.
 type checker interface {
 	check(t *testing.T, what string, s span, limitPerSecond float64)
 }
