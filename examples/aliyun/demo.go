@@ -85,11 +85,12 @@ func startGateway(o options) (*gateway, error) {
 	q := func(n int) []fakecloud.Quota {
 		return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
 	}
+	ps := o.phases()
 	cfg := fakecloud.Config{
-		Quotas: q(o.quota),
+		Quotas: q(ps[0].quota),
 		Phases: []fakecloud.Phase{
-			{At: o.duration / 3, Quotas: q(o.quota / 2)},
-			{At: 2 * o.duration / 3, Quotas: q(o.quota)},
+			{At: ps[1].from, Quotas: q(ps[1].quota)},
+			{At: ps[2].from, Quotas: q(ps[2].quota)},
 		},
 		Headers:              o.headers,
 		HeadersOnEveryAnswer: o.headers != fakecloud.HeadersNone,
@@ -108,8 +109,10 @@ func startGateway(o options) (*gateway, error) {
 
 // quotaAt returns the fake gateway's quota per second at offset d of a run.
 func (o options) quotaAt(d time.Duration) int {
-	if d >= o.duration/3 && d < 2*o.duration/3 {
-		return o.quota / 2
+	for _, p := range o.phases() {
+		if d < p.to {
+			return p.quota
+		}
 	}
 	return o.quota
 }
@@ -117,8 +120,11 @@ func (o options) quotaAt(d time.Duration) int {
 // quotaTotal returns how many calls the fake gateway's quota allows in a
 // whole run.
 func (o options) quotaTotal() float64 {
-	third := o.duration.Seconds() / 3
-	return float64(o.quota)*2*third + float64(o.quota/2)*third
+	var n float64
+	for _, p := range o.phases() {
+		n += float64(p.quota) * (p.to - p.from).Seconds()
+	}
+	return n
 }
 
 // result is what one run saw.
@@ -132,7 +138,74 @@ type result struct {
 	latencies []time.Duration
 	replays   int64 // SignatureNonceUsed answers
 	goodput   float64
+	settled   settled
 	firstErr  error // the first failed call's error
+}
+
+// settleTime is how long after the start and after each change of the quota
+// a run is given to settle: transport's end-to-end bounds (≥ 95% of the
+// quota, ≤ 5% throttled, without headers) hold from then on.
+const settleTime = 2 * time.Second
+
+// settled is what the fake gateway admitted and throttled over the settled
+// parts of a run: each phase of the quota from settleTime after it began.
+type settled struct {
+	admitted, throttled int64
+	allowed             float64 // what the quota allowed in those parts
+}
+
+func (s settled) goodput() float64 { return float64(s.admitted) / max(s.allowed, 1) }
+
+func (s settled) throttledShare() float64 {
+	return float64(s.throttled) / float64(max(s.admitted+s.throttled, 1))
+}
+
+// phases returns the run's phases of the quota: when each begins, and its
+// quota per second.
+func (o options) phases() []struct {
+	from, to time.Duration
+	quota    int
+} {
+	third := o.duration / 3
+	return []struct {
+		from, to time.Duration
+		quota    int
+	}{{0, third, o.quota}, {third, 2 * third, o.quota / 2}, {2 * third, o.duration, o.quota}}
+}
+
+// measureSettled samples the fake gateway's counters at the start and end
+// of each settled part of a run begun at start, sleeping until each moment,
+// and returns their sum. It returns early when ctx ends.
+func measureSettled(ctx context.Context, o options, cloud *fakecloud.Cloud, start time.Time) settled {
+	var s settled
+	sleepUntil := func(t time.Time) bool {
+		timer := time.NewTimer(time.Until(t))
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for _, p := range o.phases() {
+		from, to := p.from+settleTime, p.to-time.Millisecond
+		if to <= from {
+			continue
+		}
+		if !sleepUntil(start.Add(from)) {
+			return s
+		}
+		a := cloud.Stats().Total
+		if !sleepUntil(start.Add(to)) {
+			return s
+		}
+		b := cloud.Stats().Total
+		s.admitted += b.Admitted - a.Admitted
+		s.throttled += b.Throttled - a.Throttled
+		s.allowed += float64(p.quota) * (to - from).Seconds()
+	}
+	return s
 }
 
 // runOnce runs the workers against a fresh gateway for o.duration.
@@ -226,10 +299,15 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 			}
 		})
 	}
+	settledc := make(chan settled, 1)
+	if gw.cloud != nil {
+		go func() { settledc <- measureSettled(runCtx, o, gw.cloud, start) }()
+	}
 	progress(runCtx, o, out, tr, gw, start, &ok, &throttles)
 	var admitted int64 // by the fake gateway, by the end of the run
 	if gw.cloud != nil {
 		admitted = gw.cloud.Stats().Total.Admitted
+		r.settled = <-settledc
 	}
 	wg.Wait()
 
@@ -312,6 +390,9 @@ func printReport(out io.Writer, o options, results []*result) {
 		fmt.Fprintf(out, ", DescribeInstances quota %d/s (%d/s from %v to %v)", o.quota, o.quota/2, o.duration/3, 2*o.duration/3)
 	}
 	fmt.Fprintln(out)
+	if o.endpoint == "" {
+		defer fmt.Fprintf(out, "\nsettled: from %v after the start and after each change of the quota, as the fake gateway\ncounted requests (the SDK's retries included)\n", settleTime)
+	}
 	row := func(label string, f func(*result) string) {
 		fmt.Fprintf(out, "  %-22s", label)
 		for _, r := range results {
@@ -333,6 +414,8 @@ func printReport(out io.Writer, o options, results []*result) {
 	})
 	if o.endpoint == "" {
 		row("goodput (of quota)", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.goodput) })
+		row("settled goodput", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.settled.goodput()) })
+		row("settled throttled", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.settled.throttledShare()) })
 		row("nonces reused", func(r *result) string { return fmt.Sprint(r.replays) })
 	}
 	row("latency p50", func(r *result) string { return r.percentile(0.50).Round(time.Millisecond).String() })
