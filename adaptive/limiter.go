@@ -44,7 +44,7 @@ type Limiter struct {
 	seq      atomic.Uint64 // tickets issued so far; a ticket's number
 	inflight atomic.Int64  // tickets neither done nor cancelled
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
-	used     atomic.Int64  // Unix ns of the last Registry lookup
+	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second
 	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
 
 	mu   sync.Mutex // guards s, wake and gen writes
@@ -91,8 +91,13 @@ func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 // if it happens to be the probe after a pause, the first success Observe
 // sees ends the probe. Use ReserveAt to tie answers to admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
-	_, _, wait, _ := l.admit(now, now.UnixNano())
-	return wait == 0
+	ns := now.UnixNano()
+	_, _, wait, _ := l.admit(now, ns)
+	if wait != 0 {
+		return false
+	}
+	touch(l, ns)
+	return true
 }
 
 // ReserveAt admits a request at now if the bucket, the window and the gate
@@ -111,6 +116,7 @@ func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 func (l *Limiter) Reserve() (Ticket, bool) { return l.ReserveAt(time.Now()) }
 
 func (l *Limiter) ticket(now, probe, mark int64) Ticket {
+	touch(l, now)
 	l.inflight.Add(1)
 	return Ticket{l: l, seq: l.seq.Add(1), at: now, probe: probe, mark: mark}
 }

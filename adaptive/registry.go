@@ -26,9 +26,10 @@ type RegistryConfig struct {
 	// 64), an approximation of global LRU. Zero means 100 000.
 	MaxTenants int
 
-	// IdleTTL is how long a tenant may go without a lookup before it is
-	// evicted (lazily: by later lookups, or by Sweep). A tenant with
-	// requests in flight is never evicted for idleness. Zero means 10 min.
+	// IdleTTL is how long a tenant may go without an admission (or a
+	// GetAt) before it is evicted (lazily: by later creations, or by
+	// Sweep). A tenant with requests in flight is never evicted for
+	// idleness. Zero means 10 min.
 	IdleTTL time.Duration
 }
 
@@ -98,11 +99,21 @@ func (r *Registry) shard(k quota.Key) *shard {
 	return &r.shards[h.Sum64()%shardCount]
 }
 
-// Get is GetAt(k, time.Now()).
-func (r *Registry) Get(k quota.Key) *Limiter { return r.GetAt(k, time.Now()) }
+// Get returns the Limiter of tenant k, creating it if needed. It reads no
+// clock for a tenant that exists: a tenant's use is stamped by its
+// admissions, which read one anyway.
+func (r *Registry) Get(k quota.Key) *Limiter {
+	s := r.shard(k)
+	s.mu.RLock()
+	l := s.m[k]
+	s.mu.RUnlock()
+	if l != nil {
+		return l
+	}
+	return r.create(s, k, time.Now().UnixNano())
+}
 
-// GetAt returns the Limiter of tenant k, creating it if needed, and marks the
-// tenant used at now.
+// GetAt is Get that also marks the tenant used at now.
 func (r *Registry) GetAt(k quota.Key, now time.Time) *Limiter {
 	ns := now.UnixNano()
 	s := r.shard(k)
@@ -113,9 +124,15 @@ func (r *Registry) GetAt(k quota.Key, now time.Time) *Limiter {
 		touch(l, ns)
 		return l
 	}
+	return r.create(s, k, ns)
+}
+
+// create returns the Limiter of tenant k in shard s, making it if it is
+// still missing, after evicting what is idle at now.
+func (r *Registry) create(s *shard, k quota.Key, ns int64) *Limiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l = s.m[k]; l != nil {
+	if l := s.m[k]; l != nil {
 		touch(l, ns)
 		return l
 	}
@@ -127,7 +144,7 @@ func (r *Registry) GetAt(k quota.Key, now time.Time) *Limiter {
 	if rr, _, ok := r.rules.Lookup(k); ok {
 		rule = rr
 	}
-	l = newWithParams(r.p, rule)
+	l := newWithParams(r.p, rule)
 	l.used.Store(ns)
 	s.m[k] = l
 	r.n.Add(1)
