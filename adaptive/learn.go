@@ -189,7 +189,11 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 			}
 		}
 	}
-	if l.recompute(now) {
+	// A success that says nothing, to a Limiter that has learned nothing
+	// and keeps no window, changes no limit: the common case is spared
+	// deriving them again.
+	quiet := o.Known == 0 && !o.Throttled && s.rate == 0 && s.hLimit == 0 && s.hRemAt == 0 && l.win.Load() == nil
+	if !quiet && l.recompute(now) {
 		wake = true
 	}
 	// Spend Remaining evenly: when what is left is already spent, pause
