@@ -158,33 +158,37 @@ func keyField(s string) bool {
 	return true
 }
 
-// rpcParams reads AccessKeyId, RegionId and Action from a raw query. A value
-// is "" if absent or badly escaped. It allocates only to unescape.
+// rpcParams reads AccessKeyId, RegionId and Action from a raw query: the
+// first parameter of each name. A value is "" if absent or badly escaped.
+// It goes through the query once, stopping when it has all three, and
+// allocates only to unescape.
 func rpcParams(raw string) (akid, region, action string) {
-	return queryValue(raw, "AccessKeyId="), queryValue(raw, "RegionId="), queryValue(raw, "Action=")
-}
-
-// queryValue returns the unescaped value of the first parameter of raw whose
-// name and "=" are nameEq, or "". It searches with strings.Index, which is
-// much faster than splitting the query into pairs.
-func queryValue(raw, nameEq string) string {
-	for from := 0; from < len(raw); {
-		i := strings.Index(raw[from:], nameEq)
-		if i < 0 {
-			return ""
+	const haveAKID, haveRegion, haveAction = 1, 2, 4
+	have := 0
+	for raw != "" && have != haveAKID|haveRegion|haveAction {
+		kv := raw
+		if i := strings.IndexByte(raw, '&'); i >= 0 {
+			kv, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = ""
 		}
-		i += from
-		if i > 0 && raw[i-1] != '&' {
-			from = i + len(nameEq) // inside another parameter, e.g. XAction=
-			continue
+		switch {
+		case len(kv) < len("Action="):
+		case kv[0] == 'A':
+			if v, ok := strings.CutPrefix(kv, "AccessKeyId="); ok {
+				if have&haveAKID == 0 {
+					akid, have = unescape(v), have|haveAKID
+				}
+			} else if v, ok := strings.CutPrefix(kv, "Action="); ok && have&haveAction == 0 {
+				action, have = unescape(v), have|haveAction
+			}
+		case kv[0] == 'R':
+			if v, ok := strings.CutPrefix(kv, "RegionId="); ok && have&haveRegion == 0 {
+				region, have = unescape(v), have|haveRegion
+			}
 		}
-		v := raw[i+len(nameEq):]
-		if j := strings.IndexByte(v, '&'); j >= 0 {
-			v = v[:j]
-		}
-		return unescape(v)
 	}
-	return ""
+	return akid, region, action
 }
 
 // unescape query-unescapes v, allocating only if it has to; "" if v is badly

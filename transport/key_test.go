@@ -114,3 +114,27 @@ func TestAlibabaKeysAllocs(t *testing.T) {
 		t.Errorf("Key allocates %v times per call, want 0", n)
 	}
 }
+
+// TestRPCParams checks the query scan: names match whole parameters only,
+// the first of each name wins (even when badly escaped), and values are
+// unescaped.
+func TestRPCParams(t *testing.T) {
+	tests := []struct {
+		query                string
+		akid, region, action string
+	}{
+		{"AccessKeyId=A&RegionId=R&Action=X", "A", "R", "X"},
+		{"XAction=no&Action=X&AccessKeyIdx=no&AccessKeyId=A", "A", "", "X"},
+		{"Action=X&Action=Y&RegionId=R&RegionId=S", "", "R", "X"},
+		{"AccessKeyId=%zz&AccessKeyId=A", "", "", ""},
+		{"Action=Describe%49nstances&RegionId=cn%2Dhangzhou", "", "cn-hangzhou", "DescribeInstances"},
+		{"&&A&R=&Action=&AccessKeyId=A", "A", "", ""},
+		{"", "", "", ""},
+	}
+	for _, tt := range tests {
+		akid, region, action := rpcParams(tt.query)
+		if akid != tt.akid || region != tt.region || action != tt.action {
+			t.Errorf("rpcParams(%q) = %q, %q, %q; want %q, %q, %q", tt.query, akid, region, action, tt.akid, tt.region, tt.action)
+		}
+	}
+}
