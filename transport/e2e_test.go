@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -196,4 +197,57 @@ func TestDeadlineFailsFast(t *testing.T) {
 			t.Errorf("the fake saw %d requests, want 1: the refused request was sent", got)
 		}
 	})
+}
+
+// TestAcrossSeeds runs the no-header scenarios, where the Transport learns
+// the quota from throttles alone, over several seeds of the fake gateway's
+// latency jitter: the bounds hold for each, not only for the seed the other
+// tests use.
+func TestAcrossSeeds(t *testing.T) {
+	const seeds = 8
+	q := func(n int) []fakecloud.Quota {
+		return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		for _, limit := range []int{10, 100} {
+			t.Run(fmt.Sprintf("seed %d/%d per s", seed, limit), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					cloud := fakecloud.New(fakecloud.Config{Quotas: q(limit), Faults: latency, Seed: seed})
+					ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
+					defer cancel()
+					m := newMeter(cloud, "AK1")
+					var l load
+					wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
+					time.Sleep(2 * time.Second)
+					m.since()
+					time.Sleep(10*time.Second - time.Millisecond)
+					withoutHeaders.check(t, "steady state", m.since(), float64(limit))
+					wg.Wait()
+				})
+			})
+		}
+		t.Run(fmt.Sprintf("seed %d/changed live", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cloud := fakecloud.New(fakecloud.Config{
+					Quotas: q(60),
+					Phases: []fakecloud.Phase{{At: 10 * time.Second, Quotas: q(20)}, {At: 20 * time.Second, Quotas: q(80)}},
+					Faults: latency,
+					Seed:   seed,
+				})
+				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+				defer cancel()
+				m := newMeter(cloud, "AK1")
+				var l load
+				wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
+				for _, limit := range []float64{60, 20, 80} {
+					time.Sleep(2 * time.Second)
+					m.since()
+					time.Sleep(8*time.Second - time.Millisecond)
+					withoutHeaders.check(t, fmt.Sprintf("quota %g/s", limit), m.since(), limit)
+					time.Sleep(time.Millisecond)
+				}
+				wg.Wait()
+			})
+		})
+	}
 }
