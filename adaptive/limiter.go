@@ -44,7 +44,7 @@ type Limiter struct {
 	seq      atomic.Uint64 // tickets issued so far; a ticket's number
 	inflight atomic.Int64  // tickets neither done nor cancelled
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
-	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second
+	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
 	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
 
 	mu   sync.Mutex // guards s, wake and gen writes

@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,12 +153,29 @@ func (r *Registry) create(s *shard, k quota.Key, ns int64) *Limiter {
 }
 
 // touch records a use, writing only when the stamp moved by a second, so
-// that hot tenants do not bounce a cache line between cores.
+// that hot tenants do not bounce a cache line between cores. An evicted
+// Limiter keeps its mark.
 func touch(l *Limiter, now int64) {
-	if now-l.used.Load() > int64(time.Second) {
-		l.used.Store(now)
+	if u := l.used.Load(); u != evictedMark && now-u > int64(time.Second) {
+		l.used.CompareAndSwap(u, now)
 	}
 }
+
+// evictedMark in Limiter.used: a Registry dropped the Limiter.
+const evictedMark = math.MinInt64
+
+// drop deletes k's Limiter l from s and marks it evicted. s.mu is held.
+func (r *Registry) drop(s *shard, k quota.Key, l *Limiter) {
+	delete(s.m, k)
+	l.used.Store(evictedMark)
+	r.n.Add(-1)
+}
+
+// Evicted reports whether the Registry that made l has dropped it (idle for
+// IdleTTL, or to make room under MaxTenants). A caller that keeps a Limiter
+// across lookups should look its key up again once it is evicted, so as to
+// share the tenant's state with everyone else.
+func (l *Limiter) Evicted() bool { return l.used.Load() == evictedMark }
 
 func (r *Registry) idleAt(l *Limiter, now int64) bool {
 	return now-l.used.Load() > r.idle && l.inflight.Load() == 0
@@ -173,11 +191,10 @@ func (r *Registry) evict(s *shard, now int64, n int) int {
 		}
 		n--
 		if r.idleAt(l, now) {
-			delete(s.m, k)
+			r.drop(s, k, l)
 			dropped++
 		}
 	}
-	r.n.Add(int64(-dropped))
 	return dropped
 }
 
@@ -191,8 +208,7 @@ func (r *Registry) evictOldest(s *shard) {
 		}
 	}
 	if old != nil {
-		delete(s.m, oldK)
-		r.n.Add(-1)
+		r.drop(s, oldK, old)
 	}
 }
 

@@ -39,21 +39,33 @@ func TestRegistryIdleAndBound(t *testing.T) {
 	if n := r.Len(); n > 64*4 {
 		t.Fatalf("Len = %d past MaxTenants", n)
 	}
+	first := r.GetAt(tenantKey(999), t0.Add(999*time.Second))
 	busy := r.GetAt(tenantKey(5000), t0.Add(2000*time.Second))
 	tk, _ := busy.ReserveAt(t0)
 	dropped := r.Sweep(t0.Add(time.Hour))
 	if r.Len() != 1 || dropped == 0 {
 		t.Fatalf("after Sweep: Len %d, dropped %d; want only the busy tenant left", r.Len(), dropped)
 	}
+	if !first.Evicted() || busy.Evicted() {
+		t.Fatalf("Evicted: dropped tenant %v, busy tenant %v; want true, false", first.Evicted(), busy.Evicted())
+	}
+	first.AllowAt(t0.Add(2 * time.Hour)) // a use after eviction keeps the mark
+	if !first.Evicted() {
+		t.Fatal("an admission cleared the eviction mark")
+	}
 	tk.Cancel()
 	r.Sweep(t0.Add(time.Hour))
-	if r.Len() != 0 {
-		t.Fatalf("Len %d after the last ticket ended", r.Len())
+	if r.Len() != 0 || !busy.Evicted() {
+		t.Fatalf("Len %d after the last ticket ended, busy evicted %v", r.Len(), busy.Evicted())
 	}
+
 	n := 0
 	r.Range(func(quota.Key, *Limiter) bool { n++; return true })
 	if n != 0 {
 		t.Fatal("Range saw evicted tenants")
+	}
+	if again := r.Get(tenantKey(5000)); again == busy || again.Evicted() {
+		t.Fatal("Get after eviction did not make a fresh Limiter")
 	}
 }
 

@@ -56,18 +56,31 @@ const maxHashCache = 4096
 // Key returns the tenant key of req. It allocates nothing for an RPC request
 // with an unescaped query once the AccessKeyId has been seen.
 func (a *AlibabaKeys) Key(req *http.Request) quota.Key {
-	host := req.URL.Host
+	return a.keyOf(requestFields(req))
+}
+
+// requestFields reads what an Alibaba tenant key is made of: the host, and
+// the AccessKeyId, RegionId and Action of an RPC request (of a V3 request,
+// the AccessKeyId and Action from its headers).
+func requestFields(req *http.Request) (host, akid, region, action string) {
+	host = req.URL.Host
 	if host == "" {
 		host = req.Host
 	}
-	product, hostRegion := a.productRegion(host)
-	akid, region, action := rpcParams(req.URL.RawQuery)
+	akid, region, action = rpcParams(req.URL.RawQuery)
 	if akid == "" {
 		akid = v3Credential(header(req.Header, "Authorization", "authorization"))
 		if action == "" {
 			action = header(req.Header, "X-Acs-Action", "x-acs-action")
 		}
 	}
+	return host, akid, region, action
+}
+
+// keyOf makes the tenant key of a request from its fields (see
+// requestFields).
+func (a *AlibabaKeys) keyOf(host, akid, region, action string) quota.Key {
+	product, hostRegion := a.productRegion(host)
 	if region == "" {
 		region = hostRegion
 	}

@@ -32,6 +32,8 @@ type Transport struct {
 
 	once     sync.Once
 	keyFn    KeyFunc
+	alibaba  *AlibabaKeys // the default keyFn's, or nil
+	tenants  *tenantCache // with alibaba
 	limits   *adaptive.Registry
 	parser   *quota.Parser
 	observer Observer // nil: nothing observes
@@ -56,8 +58,9 @@ func (t *Transport) init() {
 	t.once.Do(func() {
 		t.keyFn = t.cfg.Key
 		if t.keyFn == nil {
-			keys := &AlibabaKeys{Accounts: t.cfg.Accounts, Product: t.cfg.Product, Depth: t.cfg.Depth}
-			t.keyFn = keys.Key
+			t.alibaba = &AlibabaKeys{Accounts: t.cfg.Accounts, Product: t.cfg.Product, Depth: t.cfg.Depth}
+			t.keyFn = t.alibaba.Key
+			t.tenants = newTenantCache()
 		}
 		t.parser = t.cfg.Parser
 		if t.parser == nil {
@@ -88,8 +91,7 @@ func (t *Transport) transport() http.RoundTripper {
 // RoundTripper once, learns from the answer and returns it unchanged.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	key := t.Key(req)
-	lim := t.limits.Get(key)
+	key, lim := t.tenant(req)
 	if t.observer != nil {
 		return t.observedRoundTrip(req, key, lim)
 	}
@@ -144,6 +146,19 @@ func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *ada
 	}
 	t.observer.Request(ev)
 	return resp, nil
+}
+
+// tenant returns the tenant key and Limiter of req.
+func (t *Transport) tenant(req *http.Request) (quota.Key, *adaptive.Limiter) {
+	if k, ok := quota.KeyFrom(req.Context()); ok {
+		return k, t.limits.Get(k)
+	}
+	if t.tenants != nil {
+		host, akid, region, action := requestFields(req)
+		return t.tenants.get(t.alibaba, t.limits, host, akid, region, action)
+	}
+	k := t.keyFn(req)
+	return k, t.limits.Get(k)
 }
 
 // Key returns the tenant key RoundTrip would use for req: the key set in the
