@@ -154,6 +154,9 @@ func TestTenantsIsolated(t *testing.T) {
 		for _, w := range waits {
 			w.Wait()
 		}
+		if n := cloud.Stats().Total.Replays; n != 0 {
+			t.Errorf("%d SignatureNonceUsed answers", n)
+		}
 	})
 }
 
@@ -223,6 +226,9 @@ func TestAcrossSeeds(t *testing.T) {
 					time.Sleep(10*time.Second - time.Millisecond)
 					withoutHeaders.check(t, "steady state", m.since(), float64(limit))
 					wg.Wait()
+					if n := m.counters().Replays; n != 0 {
+						t.Errorf("%d SignatureNonceUsed answers", n)
+					}
 				})
 			})
 		}
@@ -247,6 +253,9 @@ func TestAcrossSeeds(t *testing.T) {
 					time.Sleep(time.Millisecond)
 				}
 				wg.Wait()
+				if n := m.counters().Replays; n != 0 {
+					t.Errorf("%d SignatureNonceUsed answers", n)
+				}
 			})
 		})
 	}
