@@ -22,9 +22,11 @@ import (
 // A hot update (an Observation that changes the limits) applies to every
 // later decision at once. Callers already waiting in Wait hold a place in the
 // bucket's queue, which is rescaled to the new rate; they re-check the gate
-// and the window when their timer fires, and a change of the rate by 20% or
-// more, or the end of a probe, wakes them to take a fresh place. A new pause
-// voids every place held: the waiters are woken and queue again after it.
+// and the window when their timer fires, and changes of the rate that add
+// up to 5% or more, or the end of a probe, wake them to rescale their
+// places. A new pause voids every place held: the waiters are woken and
+// queue again after it; so does a full window, whose waiters queue again
+// from the moment it has room.
 // A place given back (Cancel, a deadline, a cancelled context) returns to
 // the bucket only if no later one has been taken; otherwise it is lost,
 // since handing it out again would let two requests go together.
