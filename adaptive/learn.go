@@ -516,15 +516,17 @@ func (l *Limiter) probe(now int64) {
 			break
 		}
 		s.stepAt = 0
-		if s.hLimit == 0 && s.bound != 0 {
+		if s.hLimit == 0 && s.bound != 0 && s.rtt+minLead < int64(time.Second)/2 {
 			// A failed step showed where the server's windows start:
 			// step just before one starts, by one request more in the
-			// window ending then.
+			// window ending then. (With a round trip of half a second
+			// or more, there is no telling which window a request
+			// lands in: the step is a whole one.)
 			next := s.bound + (now-s.bound)/int64(time.Second)*int64(time.Second)
 			for next <= now {
 				next += int64(time.Second)
 			}
-			if next-now > stepLead(s.rate) || next-now < s.rtt+minLead {
+			if next-now > stepLead(s.rate, s.rtt) || next-now < s.rtt+minLead {
 				break // too early, or too late for the request to arrive in time
 			}
 			s.stepAt = next
@@ -594,10 +596,11 @@ const stepGrace = int64(20 * time.Millisecond)
 const minLead = int64(50 * time.Millisecond)
 
 // stepLead is how long before a window starts the step may begin: two
-// intervals of the rate, so that a success lands in time to begin it, and
-// at least 200 ms.
-func stepLead(rate float64) int64 {
-	return max(int64(200*time.Millisecond), int64(2e9/max(rate, 1)))
+// intervals of the rate, so that a success lands in time to begin it, at
+// least 200 ms, and at least 150 ms more than the latest it may begin (a
+// round trip and minLead before the window starts).
+func stepLead(rate float64, rtt int64) int64 {
+	return max(int64(200*time.Millisecond), int64(2e9/max(rate, 1)), rtt+minLead+int64(150*time.Millisecond))
 }
 
 // step is the whole number of requests per second just above est.

@@ -56,7 +56,11 @@ type simTally struct{ ok, throttled int }
 // comes back after the whole one. It returns what the server did in each
 // second.
 func simulate(l *Limiter, srv *fixedServer, d, rtt time.Duration) []simTally {
-	const workers = 32
+	return simulateWorkers(l, srv, d, rtt, 32)
+}
+
+// simulateWorkers is simulate with the given number of workers.
+func simulateWorkers(l *Limiter, srv *fixedServer, d, rtt time.Duration, workers int) []simTally {
 	tally := make([]simTally, int(d/time.Second)+1)
 	var pending answers
 	for now := t0; now.Before(t0.Add(d)); now = now.Add(time.Millisecond) {
@@ -225,5 +229,32 @@ func TestMeterSaturates(t *testing.T) {
 	}
 	if got := m.sum(int64(time.Second)); got != math.MaxUint16 {
 		t.Fatalf("sum %v, want %v", got, math.MaxUint16)
+	}
+}
+
+// TestLearnSlowRoundTrip checks that the probe still finds a raised quota
+// when the round trip is long: the step is timed to a window's end only
+// while the round trip leaves room for that, and is a whole one otherwise.
+// Measured 88% (300 ms) and 75% (700 ms) of the raised quota: with many
+// requests in flight each probe costs more, but a Limiter that never
+// probed would stay at 50%.
+func TestLearnSlowRoundTrip(t *testing.T) {
+	for _, rtt := range []time.Duration{300 * time.Millisecond, 700 * time.Millisecond} {
+		t.Run(rtt.String(), func(t *testing.T) {
+			l := New(Config{})
+			srv := &fixedServer{limit: func(at time.Time) int {
+				if at.Before(t0.Add(15 * time.Second)) {
+					return 20
+				}
+				return 40
+			}, window: -1}
+			// Enough workers that the round trip does not cap demand.
+			tally := simulateWorkers(l, srv, 30*time.Second, rtt, 128)
+			before, after := sum(tally[5:15]), sum(tally[20:30])
+			t.Logf("seconds 5-15 at 20/s: %d ok, %d throttled; 20-30 at 40/s: %d ok, %d throttled", before.ok, before.throttled, after.ok, after.throttled)
+			if g := float64(after.ok) / (40 * 10); g < 0.7 {
+				t.Errorf("goodput %.1f%% of the raised quota, want ≥ 70%%: the raise was not found", 100*g)
+			}
+		})
 	}
 }
