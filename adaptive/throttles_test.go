@@ -36,10 +36,14 @@ type answer struct {
 
 type answers []answer
 
-func (a answers) Len() int           { return len(a) }
+func (a answers) Len() int { return len(a) }
+
 func (a answers) Less(i, j int) bool { return a[i].at.Before(a[j].at) }
-func (a answers) Swap(i, j int)      { a[i], a[j] = a[j], a[i] }
-func (a *answers) Push(x any)        { *a = append(*a, x.(answer)) }
+
+func (a answers) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
+
+func (a *answers) Push(x any) { *a = append(*a, x.(answer)) }
+
 func (a *answers) Pop() any {
 	old := *a
 	x := old[len(old)-1]
@@ -136,99 +140,6 @@ func TestLearnQuotaRaised(t *testing.T) {
 	t.Logf("seconds 17-25 at 80/s: %d ok, %d throttled: goodput %.1f%%, %.2f%% throttled", s.ok, s.throttled, 100*goodput, 100*share)
 	if goodput < 0.93 || share > 0.05 {
 		t.Errorf("goodput %.1f%% of the raised quota, %.2f%% throttled; want ≥ 93%% and ≤ 5%%", 100*goodput, 100*share)
-	}
-}
-
-// TestShortenedHint checks how a whole-seconds Retry-After is taken: the
-// pause ends at the earliest moment the server's wait may end, one request
-// probes, and each probe throttled again waits twice as long, up to the
-// whole hint.
-func TestShortenedHint(t *testing.T) {
-	l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
-	hint := func(at time.Time) quota.Observation {
-		o := throttled(at)
-		o.Known, o.RetryAfter, o.RetrySlack = quota.FieldRetryAfter, time.Second, time.Second
-		return o
-	}
-	tk, _ := l.ReserveAt(ms(0))
-	tk.Done(hint(ms(20)))
-	if got := l.Snapshot().PauseUntil; !got.Equal(ms(20)) {
-		t.Fatalf("paused until %v, want %v: Retry-After: 1 may end at once", got, ms(20))
-	}
-	at := 20
-	for _, gap := range []int{100, 200, 400, 800, 1000} {
-		probe, ok := l.ReserveAt(ms(at))
-		if !ok || !probe.Probe() {
-			t.Fatalf("at %d ms: no probe", at)
-		}
-		if _, ok := l.ReserveAt(ms(at)); ok {
-			t.Fatalf("at %d ms: a second request while the probe is out", at)
-		}
-		probe.Done(hint(ms(at + 20)))
-		at += 20 + gap
-		if got := l.Snapshot().PauseUntil; !got.Equal(ms(at)) {
-			t.Fatalf("after a throttled probe: paused until %v, want %v (a wait of %d ms)", got.Sub(t0), ms(at).Sub(t0), gap)
-		}
-	}
-
-	// A hint said in milliseconds is taken at its word.
-	l = New(Config{})
-	o := throttled(ms(0))
-	o.Known, o.RetryAfter = quota.FieldRetryAfter, 1500*time.Millisecond
-	l.Observe(o)
-	if got := l.Snapshot().PauseUntil; !got.Equal(ms(1500)) {
-		t.Fatalf("paused until %v, want %v", got, ms(1500))
-	}
-}
-
-func TestBucketStall(t *testing.T) {
-	var b bucket
-	b.set(0, 10, 1) // 100 ms apart
-	e := b.epoch.Load()
-	for range 5 {
-		b.reserve(0, math.MaxInt64)
-	}
-	if !b.stall(150e6, e) {
-		t.Fatal("stall refused with the current epoch")
-	}
-	if b.stall(300e6, e) {
-		t.Fatal("stall restarted the queue again with a stale epoch")
-	}
-	if due, _, _ := b.reserve(0, math.MaxInt64); due != 150e6 {
-		t.Fatalf("first place after the stall due at %d ns, want 150ms", due)
-	}
-	if due, _, _ := b.reserve(0, math.MaxInt64); due != 250e6 {
-		t.Fatalf("second place after the stall due at %d ns, want 250ms", due)
-	}
-}
-
-// TestBucketSetReportsDrift checks that small changes of the rate are
-// reported once they add up to 5%.
-func TestBucketSetReportsDrift(t *testing.T) {
-	var b bucket
-	if !b.set(0, 100, 1) {
-		t.Fatal("pacing turned on not reported")
-	}
-	for _, r := range []float64{98, 96.5} {
-		if b.set(0, r, 1) {
-			t.Fatalf("%v/s reported: less than 5%% from 100/s", r)
-		}
-	}
-	if !b.set(0, 95, 1) {
-		t.Fatal("95/s not reported: 5% from the last reported 100/s")
-	}
-	if b.set(0, 94, 1) {
-		t.Fatal("94/s reported: 1% from the last reported 95/s")
-	}
-}
-
-func TestMeterSaturates(t *testing.T) {
-	var m meter
-	for range 70000 {
-		m.add(int64(time.Second))
-	}
-	if got := m.sum(int64(time.Second)); got != math.MaxUint16 {
-		t.Fatalf("sum %v, want %v", got, math.MaxUint16)
 	}
 }
 
