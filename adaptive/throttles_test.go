@@ -17,6 +17,17 @@ type fixedServer struct {
 	count  int
 }
 
+// newFixedServer returns a fixedServer whose limit is before until at (from
+// t0), and after from then on.
+func newFixedServer(before, after int, at time.Duration) *fixedServer {
+	return &fixedServer{limit: func(t time.Time) int {
+		if t.Before(t0.Add(at)) {
+			return before
+		}
+		return after
+	}, window: -1}
+}
+
 // admit reports whether a request arriving at at is within the quota.
 func (s *fixedServer) admit(at time.Time) bool {
 	w := int64(at.Sub(t0) / time.Second)
@@ -106,7 +117,7 @@ func sum(ts []simTally) (t simTally) {
 func TestLearnFixedWindow(t *testing.T) {
 	const limit = 10
 	l := New(Config{})
-	srv := &fixedServer{limit: func(time.Time) int { return limit }, window: -1}
+	srv := newFixedServer(limit, limit, 0)
 	tally := simulate(l, srv, 30*time.Second, 20*time.Millisecond)
 	s := sum(tally[5:30])
 	goodput := float64(s.ok) / (limit * 25)
@@ -127,12 +138,7 @@ func TestLearnFixedWindow(t *testing.T) {
 // the floor catches a regression.
 func TestLearnQuotaRaised(t *testing.T) {
 	l := New(Config{})
-	srv := &fixedServer{limit: func(at time.Time) int {
-		if at.Before(t0.Add(15 * time.Second)) {
-			return 20
-		}
-		return 80
-	}, window: -1}
+	srv := newFixedServer(20, 80, 15*time.Second)
 	tally := simulate(l, srv, 25*time.Second, 20*time.Millisecond)
 	s := sum(tally[17:25])
 	goodput := float64(s.ok) / (80 * 8)
@@ -153,12 +159,7 @@ func TestLearnSlowRoundTrip(t *testing.T) {
 	for _, rtt := range []time.Duration{300 * time.Millisecond, 700 * time.Millisecond} {
 		t.Run(rtt.String(), func(t *testing.T) {
 			l := New(Config{})
-			srv := &fixedServer{limit: func(at time.Time) int {
-				if at.Before(t0.Add(15 * time.Second)) {
-					return 20
-				}
-				return 40
-			}, window: -1}
+			srv := newFixedServer(20, 40, 15*time.Second)
 			// Enough workers that the round trip does not cap demand.
 			tally := simulateWorkers(l, srv, 30*time.Second, rtt, 128)
 			before, after := sum(tally[5:15]), sum(tally[20:30])
