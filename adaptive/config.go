@@ -32,13 +32,15 @@ type Config struct {
 
 	// Decrease bounds one cut, in (0, 1): a throttle cuts the rate to
 	// Headroom times the measured success rate, but never below Decrease
-	// times the rate in force (and never up). With no success coming in, each
-	// cut is thus by this factor, once per round trip. Zero means 0.7.
+	// times the rate in force. With no success coming in, each cut is thus
+	// by this factor, once per round trip. (A throttle of a probe above the
+	// quota estimate goes back to the estimate instead.) Zero means 0.7.
 	Decrease float64
 
 	// Headroom is the fraction of the measured success rate (successes in
-	// the last second) the rate is cut to on a throttle, in (0, 1]. Zero
-	// means 0.97.
+	// the last second) the rate is cut to on a throttle, in (0, 1]; every
+	// such cut is at least by this fraction of the rate in force, and only
+	// by it when the server's headers say its limit. Zero means 0.97.
 	Headroom float64
 
 	// Hold is how long, counting only time with demand, the rate stays at
