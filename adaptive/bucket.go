@@ -24,7 +24,7 @@ type bucket struct {
 	changed   atomic.Int64  // Unix ns from which the last change of interval rescaled the queue
 	restarted atomic.Int64  // Unix ns of the end of the last pause (see restart)
 	epoch     atomic.Uint64 // moves on when a pause voids the reservations
-	told      atomic.Int64  // the interval when set last reported a big change
+	slowest   atomic.Int64  // the longest interval since set last reported a change
 }
 
 // take takes one token at now if one is there. It returns 0 and the token's
@@ -118,11 +118,13 @@ func (b *bucket) stall(u int64, epoch uint64) bool {
 
 // set changes rate and burst at now. The debt already queued (TAT beyond
 // now) is rescaled to the new interval, so the requests it stands for keep
-// their place in line at the new pace. It reports whether the change is big
-// enough that waiters should re-check: pacing turned on or off, or the
-// interval moved by 5% or more since the last change so reported (a waiter
-// rescales its due time only when it wakes, so small changes add up to a
-// real gap or rush if never reported).
+// their place in line at the new pace. It reports whether waiters should
+// re-check: pacing turned on or off, or the interval 0.5% or more shorter
+// than the longest since the last report, which a waiter may still sleep
+// on. A waiter rescales its due time only when it wakes: one that sleeps
+// past a due time moved earlier goes late, right before the next place in
+// line, and two requests go closer together than the pace. A slower rate
+// needs no report: the waiters wake early, rescale, and sleep again.
 func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 	var t int64
 	if rate > 0 {
@@ -150,14 +152,16 @@ func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 	b.tau.Store(int64(max(burst-1, 0)) * t)
 	b.changed.Store(from)
 	b.interval.Store(t)
-	told := b.told.Load()
-	if old == 0 || t == 0 || told == 0 {
-		b.told.Store(t)
+	slowest := b.slowest.Load()
+	switch {
+	case old == 0 || t == 0 || slowest == 0:
+		b.slowest.Store(t)
 		return true
-	}
-	if r := float64(t) / float64(told); r >= 1.05 || r <= 1/1.05 {
-		b.told.Store(t)
+	case float64(t)*1.005 <= float64(slowest):
+		b.slowest.Store(t)
 		return true
+	case t > slowest:
+		b.slowest.Store(t)
 	}
 	return false
 }

@@ -26,22 +26,29 @@ func TestBucketStall(t *testing.T) {
 	}
 }
 
-// TestBucketSetReportsDrift checks that small changes of the rate are
-// reported once they add up to 5%.
+// TestBucketSetReportsDrift checks when a change of the rate is reported to
+// the waiters: when it is 0.5% faster than the slowest since the last
+// report, which a waiter may still be sleeping on; never when slower.
 func TestBucketSetReportsDrift(t *testing.T) {
 	var b bucket
 	if !b.set(0, 100, 1) {
 		t.Fatal("pacing turned on not reported")
 	}
-	for _, r := range []float64{98, 96.5} {
+	for _, r := range []float64{98, 90, 50} {
 		if b.set(0, r, 1) {
-			t.Fatalf("%v/s reported: less than 5%% from 100/s", r)
+			t.Fatalf("down to %v/s reported", r)
 		}
 	}
-	if !b.set(0, 95, 1) {
-		t.Fatal("95/s not reported: 5% from the last reported 100/s")
+	if b.set(0, 50.2, 1) {
+		t.Fatal("50.2/s reported: less than 0.5% faster than the slowest, 50/s")
 	}
-	if b.set(0, 94, 1) {
-		t.Fatal("94/s reported: 1% from the last reported 95/s")
+	if !b.set(0, 97, 1) {
+		t.Fatal("97/s not reported: waiters may sleep on the pace of 50/s")
+	}
+	if b.set(0, 97.3, 1) {
+		t.Fatal("97.3/s reported: less than 0.5% faster than 97/s")
+	}
+	if !b.set(0, 97.6, 1) {
+		t.Fatal("97.6/s not reported: 0.5% faster than 97/s")
 	}
 }
