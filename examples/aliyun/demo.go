@@ -38,8 +38,17 @@ type options struct {
 	secret   string
 	progress bool               // redraw the progress line in place (a terminal)
 	memory   bool               // reach the fake gateway in memory, not on loopback (tests)
+	seed     uint64             // the fake gateway's latency jitter (tests)
 	observer *metrics.Collector // with -metrics; nil: none
 }
+
+// defaultQuota is the fake gateway's quota per second, halved for the
+// middle third of a run. At 20/s halved to 10/s, a run's settled parts fall
+// short (93-94% of the quota): at 10/s the Limiter holds two seconds between
+// probes, to keep their throttles under 5%, so it may find the quota raised
+// back only about three seconds later, and a third of 15 s leaves it one
+// settled second after that.
+const defaultQuota = 40
 
 // The credentials the demo uses against the fake gateway.
 const (
@@ -95,6 +104,7 @@ func startGateway(o options) (*gateway, error) {
 		Headers:              o.headers,
 		HeadersOnEveryAnswer: o.headers != fakecloud.HeadersNone,
 		Faults:               fakecloud.Faults{LatencyRate: 1, Latency: 20 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+		Seed:                 o.seed,
 	}
 	if o.memory {
 		cloud := fakecloud.New(cfg)

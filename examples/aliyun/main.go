@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
 	fs.DurationVar(&o.duration, "duration", 15*time.Second, "how long each run lasts")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent callers")
-	fs.IntVar(&o.quota, "quota", 20, "the fake gateway's DescribeInstances quota per second (it steps to half and back during the run)")
+	fs.IntVar(&o.quota, "quota", defaultQuota, "the fake gateway's DescribeInstances quota per second (it steps to half and back during the run)")
 	headers := fs.String("headers", "none", "rate-limit headers the fake gateway sends: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all")
 	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare")
 	fs.StringVar(&o.endpoint, "endpoint", "", "a real ECS endpoint, e.g. ecs.cn-hangzhou.aliyuncs.com (default: the fake gateway)")
