@@ -175,10 +175,12 @@ const (
 //     shown where the server's windows start (s.bound), the step is timed
 //     to end as a window ends: a little faster for the last 200 ms or so
 //     of a window, then back to the estimate, and judged a round trip
-//     after the window ended. Before that, it is a whole second at the
-//     next whole number of requests per second above the estimate, until
-//     a second's successes show it went through. Either way a probe
-//     against an unchanged quota costs one throttle;
+//     after the window ended. Before that (or with a round trip too long
+//     to time it), it is two seconds at the next whole number of requests
+//     per second above the estimate, enough to fill one whole window
+//     whatever its phase, and until a second's successes show it went
+//     through. Either way a probe against an unchanged quota costs one
+//     throttle;
 //   - ramp, if the step went through: 20% above the step, the overshoot
 //     doubling every ProbeDoubling, to find a raised quota fast; what got
 //     through is taken into the estimate every second.
@@ -227,7 +229,9 @@ func (l *Limiter) probe(now int64) {
 		if s.hLimit == 0 && (now < s.phaseMark || s.stepAt == 0 && meas < step(s.rMax)-0.5) {
 			break
 		}
-		// The step went through: the quota is at least what got through.
+		// The step went through: the quota is at least what got through
+		// (after a timed step, one more than the estimate rounded down,
+		// to be safe: the window held that at least).
 		if s.stepAt != 0 {
 			s.rMax = max(s.rMax, math.Floor(s.rMax+1e-9)+1)
 		} else {
