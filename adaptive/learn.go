@@ -34,10 +34,10 @@ type learnState struct {
 	hintGap int64   // the last wait added after a throttled probe, ns
 
 	ok        meter         // successes over the last second
-	sent      meter         // admissions of answered tickets over the last second, by admission time
+	sent      meter         // admissions the server counted (answered, not throttled) over the last second, by admission time
 	phaseAt   float64       // tDemand when the phase began
 	phaseMark int64         // Unix ns: in the step, when it may be judged to have gone through; in the ramp, when its gains were last taken into rMax
-	stepAt    int64         // Unix ns of the window start the step ends at; 0 for a step of a whole second
+	stepAt    int64         // Unix ns of the window start a timed step ends at; 0 for an untimed step
 	stepRate  float64       // the rate until stepAt
 	bound     int64         // Unix ns of a moment a server window started, as a failed step showed; 0 if unknown
 	winIdx    int32         // the server window (see windowOf) winOK counts
@@ -138,7 +138,8 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 		wake = true
 	}
 	// Spend Remaining evenly: when what is left is already spent, pause
-	// until the earliest moment the reset may come.
+	// until the earliest moment the reset may come (and its slack, if fine:
+	// see wakeSlack).
 	if s.hRemAt > 0 && now-s.hRemAt < p.headerTTL && s.hWake > now && l.left() <= 0 {
 		wake = l.pause(now, min(s.hWake, now+p.maxPause), false) || wake
 	}
