@@ -52,10 +52,10 @@
 //     ProbeDoubling. A failed probe goes back to the estimate. Time counts
 //     only while the Limiter is the bottleneck, never while idle. For one
 //     window after a cut, a learned window of as many requests per second
-//     as the rate is kept too, seeded with the requests sent in the last
-//     second at the times they were sent: a fixed-window server is still
-//     counting them, so nothing more goes into a window it has already
-//     filled. A request held back by a full window gives up its place, and
+//     as the rate is kept too, seeded with the requests of the last second
+//     that got through, at the times they were sent: a fixed-window server
+//     is still counting them, so nothing more goes into a window it has
+//     already filled. A request held back by a full window gives up its place, and
 //     the bucket's queue restarts when the window has room, paced, so that
 //     the waiters do not leave together.
 //   - With no rule and no signal yet, a Limiter admits everything until the
