@@ -132,28 +132,18 @@ func (p *Parser) classify(o *Observation) {
 }
 
 func (p *Parser) isThrottle(code string) bool {
-	if IsThrottleCode(code) {
-		return true
-	}
-	if p != nil {
-		for _, c := range p.ThrottleCodes {
-			if strings.EqualFold(c, code) {
-				return true
-			}
-		}
-	}
-	return false
+	return IsThrottleCode(code) || p != nil && hasCode(p.ThrottleCodes, code)
 }
 
 func (p *Parser) isTransient(code string) bool {
-	if IsTransientCode(code) {
-		return true
-	}
-	if p != nil {
-		for _, c := range p.TransientCodes {
-			if strings.EqualFold(c, code) {
-				return true
-			}
+	return IsTransientCode(code) || p != nil && hasCode(p.TransientCodes, code)
+}
+
+// hasCode reports whether codes holds code, ignoring case.
+func hasCode(codes []string, code string) bool {
+	for _, c := range codes {
+		if strings.EqualFold(c, code) {
+			return true
 		}
 	}
 	return false
