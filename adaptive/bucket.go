@@ -99,6 +99,12 @@ func (b *bucket) giveBack(mark int64) {
 // already reserved are void (epoch moves on; their holders reserve again).
 func (b *bucket) restart(u int64) {
 	b.epoch.Add(1)
+	b.startAt(u)
+}
+
+// startAt makes the first token after u due at u, the next ones paced after
+// it.
+func (b *bucket) startAt(u int64) {
 	b.restarted.Store(u)
 	b.tat.Store(u + b.tau.Load())
 }
@@ -111,8 +117,7 @@ func (b *bucket) stall(u int64, epoch uint64) bool {
 	if !b.epoch.CompareAndSwap(epoch, epoch+1) {
 		return false
 	}
-	b.restarted.Store(u)
-	b.tat.Store(u + b.tau.Load())
+	b.startAt(u)
 	return true
 }
 
