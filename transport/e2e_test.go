@@ -43,31 +43,13 @@ func TestQuotaReached(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cloud := fakecloud.New(fakecloud.Config{
-					Quotas:               []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: time.Second}},
+					Quotas:               quotaOf(limit),
 					Headers:              tt.headers,
 					HeadersOnEveryAnswer: tt.every,
 					ThrottleStatus:       tt.status,
 					Faults:               latency,
 				})
-				tr := New(cloud.RoundTripper(), Config{})
-				ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
-				defer cancel()
-				m := newMeter(cloud, "AK1")
-				var l load
-				wg := l.run(ctx, t, tr, "AK1", workers)
-				time.Sleep(2 * time.Second)
-				warm := m.since()
-				time.Sleep(10*time.Second - time.Millisecond)
-				steady := m.since()
-				wg.Wait()
-				t.Logf("warm-up: %d ok, %d throttled", warm.admitted, warm.throttled)
-				tt.b.check(t, "steady state", steady, limit)
-				if n := m.counters().Replays; n != 0 {
-					t.Errorf("%d SignatureNonceUsed answers: a request was resent", n)
-				}
-				if n := l.failed.Load(); n != 0 {
-					t.Errorf("%d requests failed inside the Transport", n)
-				}
+				steady(t, cloud, limit, tt.b)
 			})
 		})
 	}
@@ -87,36 +69,14 @@ func TestQuotaChangedLive(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				quota := func(n int) []fakecloud.Quota {
-					return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
-				}
 				cloud := fakecloud.New(fakecloud.Config{
-					Quotas:               quota(60),
-					Phases:               []fakecloud.Phase{{At: 10 * time.Second, Quotas: quota(20)}, {At: 20 * time.Second, Quotas: quota(80)}},
+					Quotas:               quotaOf(60),
+					Phases:               stepPhases(),
 					Headers:              tt.headers,
 					HeadersOnEveryAnswer: true,
 					Faults:               latency,
 				})
-				tr := New(cloud.RoundTripper(), Config{})
-				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-				defer cancel()
-				m := newMeter(cloud, "AK1")
-				var l load
-				wg := l.run(ctx, t, tr, "AK1", workers)
-				for i, step := range []struct {
-					from  time.Duration
-					limit float64
-				}{{0, 60}, {10 * time.Second, 20}, {20 * time.Second, 80}} {
-					time.Sleep(2 * time.Second)
-					m.since()
-					time.Sleep(8*time.Second - time.Millisecond)
-					tt.b[i].check(t, "quota "+step.from.String()+" in", m.since(), step.limit)
-					time.Sleep(time.Millisecond)
-				}
-				wg.Wait()
-				if n := m.counters().Replays; n != 0 {
-					t.Errorf("%d SignatureNonceUsed answers", n)
-				}
+				stepped(t, cloud, tt.b)
 			})
 		})
 	}
@@ -208,55 +168,88 @@ func TestDeadlineFailsFast(t *testing.T) {
 // tests use.
 func TestAcrossSeeds(t *testing.T) {
 	const seeds = 8
-	q := func(n int) []fakecloud.Quota {
-		return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
-	}
 	for seed := uint64(1); seed <= seeds; seed++ {
 		for _, limit := range []int{10, 100} {
 			t.Run(fmt.Sprintf("seed %d/%d per s", seed, limit), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					cloud := fakecloud.New(fakecloud.Config{Quotas: q(limit), Faults: latency, Seed: seed})
-					ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
-					defer cancel()
-					m := newMeter(cloud, "AK1")
-					var l load
-					wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
-					time.Sleep(2 * time.Second)
-					m.since()
-					time.Sleep(10*time.Second - time.Millisecond)
-					withoutHeaders.check(t, "steady state", m.since(), float64(limit))
-					wg.Wait()
-					if n := m.counters().Replays; n != 0 {
-						t.Errorf("%d SignatureNonceUsed answers", n)
-					}
+					steady(t, fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency, Seed: seed}), limit, withoutHeaders)
 				})
 			})
 		}
 		t.Run(fmt.Sprintf("seed %d/changed live", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cloud := fakecloud.New(fakecloud.Config{
-					Quotas: q(60),
-					Phases: []fakecloud.Phase{{At: 10 * time.Second, Quotas: q(20)}, {At: 20 * time.Second, Quotas: q(80)}},
-					Faults: latency,
-					Seed:   seed,
-				})
-				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-				defer cancel()
-				m := newMeter(cloud, "AK1")
-				var l load
-				wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
-				for _, limit := range []float64{60, 20, 80} {
-					time.Sleep(2 * time.Second)
-					m.since()
-					time.Sleep(8*time.Second - time.Millisecond)
-					withoutHeaders.check(t, fmt.Sprintf("quota %g/s", limit), m.since(), limit)
-					time.Sleep(time.Millisecond)
-				}
-				wg.Wait()
-				if n := m.counters().Replays; n != 0 {
-					t.Errorf("%d SignatureNonceUsed answers", n)
-				}
+				cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(60), Phases: stepPhases(), Faults: latency, Seed: seed})
+				stepped(t, cloud, [3]checker{withoutHeaders, withoutHeaders, withoutHeaders})
 			})
 		})
+	}
+}
+
+// quotaOf is a quota of n DescribeInstances a second, in fixed windows.
+func quotaOf(n int) []fakecloud.Quota {
+	return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
+}
+
+// steady runs 32 workers of account AK1 through a new Transport to cloud,
+// whose quota is limit a second, for 12 s, and checks the last 10 s against
+// b: nothing resent, nothing failed inside the Transport.
+func steady(t *testing.T, cloud *fakecloud.Cloud, limit int, b checker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
+	defer cancel()
+	m := newMeter(cloud, "AK1")
+	var l load
+	wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
+	time.Sleep(2 * time.Second)
+	warm := m.since()
+	time.Sleep(10*time.Second - time.Millisecond)
+	s := m.since()
+	wg.Wait()
+	t.Logf("warm-up: %d ok, %d throttled", warm.admitted, warm.throttled)
+	b.check(t, "steady state", s, float64(limit))
+	if n := m.counters().Replays; n != 0 {
+		t.Errorf("%d SignatureNonceUsed answers: a request was resent", n)
+	}
+	if n := l.failed.Load(); n != 0 {
+		t.Errorf("%d requests failed inside the Transport", n)
+	}
+}
+
+// steps is the schedule of the quota changed live: 60/s, 20/s from 10 s,
+// 80/s from 20 s.
+var steps = []struct {
+	from  time.Duration
+	limit int
+}{{0, 60}, {10 * time.Second, 20}, {20 * time.Second, 80}}
+
+// stepPhases returns the fake gateway's phases for steps.
+func stepPhases() []fakecloud.Phase {
+	var ps []fakecloud.Phase
+	for _, st := range steps[1:] {
+		ps = append(ps, fakecloud.Phase{At: st.from, Quotas: quotaOf(st.limit)})
+	}
+	return ps
+}
+
+// stepped runs 32 workers of account AK1 through a new Transport to cloud,
+// whose quota follows steps, and checks each step from 2 s after it to the
+// next against its checker: nothing resent.
+func stepped(t *testing.T, cloud *fakecloud.Cloud, b [3]checker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	m := newMeter(cloud, "AK1")
+	var l load
+	wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
+	for i, st := range steps {
+		time.Sleep(2 * time.Second)
+		m.since()
+		time.Sleep(8*time.Second - time.Millisecond)
+		b[i].check(t, "quota "+st.from.String()+" in", m.since(), float64(st.limit))
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	if n := m.counters().Replays; n != 0 {
+		t.Errorf("%d SignatureNonceUsed answers", n)
 	}
 }
