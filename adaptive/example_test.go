@@ -62,5 +62,15 @@ func ExampleRegistry() {
 	k := quota.Key{Product: "ecs", Region: "cn-hangzhou", Account: "1234567890123456"}
 	lim := reg.Get(k)
 	fmt.Println(reg.Len(), lim.Snapshot().Rate, lim.Snapshot().Source)
-	// Output: 1 20 rule
+
+	// A tenant idle for IdleTTL (10 min) is dropped. Whoever kept its
+	// Limiter sees that, and looks the key up again.
+	reg.Sweep(time.Now().Add(time.Hour))
+	if lim.Evicted() {
+		lim = reg.Get(k)
+	}
+	fmt.Println(reg.Len(), lim.Evicted())
+	// Output:
+	// 1 20 rule
+	// 1 false
 }
