@@ -54,3 +54,18 @@ func ExampleParseRetryAfter() {
 	// 1m0s <nil>
 	// 0s quota: malformed rate-limit value: Retry-After "-1"
 }
+
+// A Retry-After in whole seconds is the server's wait rounded up: the
+// Observation says how coarse it is, so that a limiter may end its pause at
+// the earliest moment the wait may end.
+func ExampleParse_retryAfter() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	for _, v := range []string{"1", "0.25"} {
+		resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {v}}, Body: http.NoBody}
+		o := quota.Parse(resp, now)
+		fmt.Println("Retry-After:", v, "wait:", o.RetryAfter, "at most this much too long:", o.RetrySlack)
+	}
+	// Output:
+	// Retry-After: 1 wait: 1s at most this much too long: 1s
+	// Retry-After: 0.25 wait: 250ms at most this much too long: 0s
+}
