@@ -170,17 +170,16 @@ func (s settled) throttledShare() float64 {
 	return float64(s.throttled) / float64(max(s.admitted+s.throttled, 1))
 }
 
-// phases returns the run's phases of the quota: when each begins, and its
-// quota per second.
-func (o options) phases() []struct {
+// phase is a part of a run with one quota per second.
+type phase struct {
 	from, to time.Duration
 	quota    int
-} {
+}
+
+// phases returns the run's phases of the quota: full, half, full.
+func (o options) phases() []phase {
 	third := o.duration / 3
-	return []struct {
-		from, to time.Duration
-		quota    int
-	}{{0, third, o.quota}, {third, 2 * third, o.quota / 2}, {2 * third, o.duration, o.quota}}
+	return []phase{{0, third, o.quota}, {third, 2 * third, o.quota / 2}, {2 * third, o.duration, o.quota}}
 }
 
 // measureSettled samples the fake gateway's counters at the start and end
