@@ -32,70 +32,24 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 //	RateLimit-Policy: "burst";q=100;w=1, "daily";q=1000;w=86400
 //	RateLimit: "burst";r=50;t=1
 //
-// across any number of lines. When several policies are listed the most
-// restrictive one wins: for the limit, the lowest rate q/w; for the budget,
-// the lowest spendable rate r/t (see pick). The name of the budget's policy,
-// else of the limit's, becomes the QuotaID unless X-RateLimit-Quota-ID set
-// one. Members that do not parse, or carry a negative or non-numeric q, w, r
-// or t, are skipped and reported as malformed. An older draft's numeric item
-// ("100;w=60") is read as q.
+// across any number of lines. Each field is an RFC 9651 list: one that does
+// not parse is ignored whole and reported as malformed. Within a field that
+// parses, a member not named by a string or token (an older draft's policy
+// may be a number instead: "100;w=60" is read as q=100), or whose q, w, r or
+// t is not a non-negative integer (w not zero), is skipped and reported as
+// malformed. A policy counted in another unit than requests
+// (qu="content-bytes", "concurrent-requests"), and the budget that names it,
+// are not a request rate and are skipped silently.
+//
+// When several policies are listed the most restrictive one wins: for the
+// limit, the lowest rate q/w; for the budget, the lowest spendable rate r/t
+// (see pick). The name of the budget's policy, else of the limit's, becomes
+// the QuotaID unless X-RateLimit-Quota-ID set one.
 func parseIETFFields(o *Observation, policy, budget []string, now time.Time, maxHint time.Duration) {
 	o.Sources |= SourceIETFFields
-	var (
-		lim, bud         reading
-		limName, budName string
-		m                sfMember
-		bad              bool
-	)
-	for _, v := range policy {
-		for l := (sfList{s: v}); l.next(&m); {
-			q := m.q
-			if !q.set {
-				q = m.item
-			}
-			if m.bad || !q.set || q.bad || q.d.frac != 0 {
-				bad = true
-				continue
-			}
-			r := reading{known: FieldLimit, limit: min(q.d.whole, MaxCount)}
-			if m.w.set {
-				w, ok := clampWindow(m.w.d)
-				if !ok || m.w.bad {
-					bad = true
-					continue
-				}
-				r.known, r.window = r.known|FieldWindow, w
-			}
-			if tighterLimit(&r, &lim) {
-				lim, limName = r, m.name
-			}
-		}
-	}
-	for _, v := range budget {
-		for l := (sfList{s: v}); l.next(&m); {
-			if m.bad || m.r.bad || m.t.bad || (!m.r.set && !m.t.set) || m.r.d.frac != 0 {
-				bad = true
-				continue
-			}
-			var r reading
-			if m.r.set {
-				r.known, r.remaining = FieldRemaining, min(m.r.d.whole, MaxCount)
-			}
-			if m.t.set {
-				d, ok := m.t.d.dur(time.Second)
-				if !ok {
-					bad = true
-					continue
-				}
-				r.known, r.reset = r.known|FieldReset, clampTime(now.Add(d), now, maxHint)
-				r.slack = secondsSlack(m.t.d)
-			}
-			if tighterBudget(&r, &bud, now) {
-				bud, budName = r, m.name
-			}
-		}
-	}
-	if bad {
+	lim, limName, others, badLim := policies(policy)
+	bud, budName, badBud := budgets(budget, policy, others, now, maxHint)
+	if badLim || badBud {
 		o.Malformed |= SourceIETFFields
 	}
 	lim.known |= bud.known
@@ -110,4 +64,144 @@ func parseIETFFields(o *Observation, policy, budget []string, now time.Time, max
 			o.QuotaID = name
 		}
 	}
+}
+
+// policies reads a RateLimit-Policy field into its most restrictive request
+// quota and that policy's name. others reports a policy in another unit.
+func policies(lines []string) (lim reading, name string, others, bad bool) {
+	var m sfMember
+	l := newSFList(lines)
+	for l.next(&m) {
+		requests, ok := m.unit()
+		if ok && !requests {
+			others = true
+			continue
+		}
+		r, good := m.policy()
+		if !ok || !good {
+			bad = true
+			continue
+		}
+		if tighterLimit(&r, &lim) {
+			lim, name = r, m.name()
+		}
+	}
+	if l.bad {
+		return reading{}, "", false, true
+	}
+	return lim, name, others, bad
+}
+
+// budgets reads a RateLimit field into its most restrictive budget and the
+// name of its policy. With others set, a budget whose policy in the
+// RateLimit-Policy lines is not counted in requests is skipped.
+func budgets(lines, policy []string, others bool, now time.Time, maxHint time.Duration) (bud reading, name string, bad bool) {
+	var m sfMember
+	l := newSFList(lines)
+	for l.next(&m) {
+		if others && !countsRequests(policy, m.name()) {
+			continue
+		}
+		r, ok := m.budget(now, maxHint)
+		if !ok {
+			bad = true
+			continue
+		}
+		if tighterBudget(&r, &bud, now) {
+			bud, name = r, m.name()
+		}
+	}
+	if l.bad {
+		return reading{}, "", true
+	}
+	return bud, name, bad
+}
+
+// countsRequests reports whether the policy named name, if the
+// RateLimit-Policy lines list it, counts requests.
+func countsRequests(policy []string, name string) bool {
+	var m sfMember
+	for l := newSFList(policy); l.next(&m); {
+		if m.name() == name {
+			requests, ok := m.unit()
+			return requests || !ok
+		}
+	}
+	return true
+}
+
+// name returns the member's policy name: its item when that is a string or
+// a token, else "".
+func (m *sfMember) name() string {
+	if m.item.kind == sfString || m.item.kind == sfToken {
+		return m.item.str
+	}
+	return ""
+}
+
+// unit reports whether the member's quota unit, its qu parameter, is
+// requests (the default); ok is false when qu is not a string.
+func (m *sfMember) unit() (requests, ok bool) {
+	switch m.qu.kind {
+	case sfAbsent:
+		return true, true
+	case sfString:
+		return m.qu.str == "requests", true
+	}
+	return false, false
+}
+
+// policy reads the member as a RateLimit-Policy policy: its quota q (or,
+// as older drafts wrote it, its numeric item) and its window w.
+func (m *sfMember) policy() (reading, bool) {
+	q := m.q
+	if q.kind == sfAbsent {
+		q = m.item
+	}
+	n, ok := q.count()
+	if !ok || m.name() == "" && m.item.kind != sfInteger {
+		return reading{}, false
+	}
+	r := reading{known: FieldLimit, limit: min(n, MaxCount)}
+	if m.w.kind != sfAbsent {
+		n, ok := m.w.count()
+		if !ok {
+			return reading{}, false
+		}
+		w, ok := clampWindow(decimal{whole: n})
+		if !ok {
+			return reading{}, false
+		}
+		r.known, r.window = r.known|FieldWindow, w
+	}
+	return r, true
+}
+
+// budget reads the member as a RateLimit budget: its remaining r and its
+// reset t, delta seconds, at least one of them.
+func (m *sfMember) budget(now time.Time, maxHint time.Duration) (reading, bool) {
+	var r reading
+	if m.name() == "" || (m.r.kind == sfAbsent && m.t.kind == sfAbsent) {
+		return r, false
+	}
+	if m.r.kind != sfAbsent {
+		n, ok := m.r.count()
+		if !ok {
+			return r, false
+		}
+		r.known, r.remaining = FieldRemaining, min(n, MaxCount)
+	}
+	if m.t.kind != sfAbsent {
+		n, ok := m.t.count()
+		if !ok {
+			return r, false
+		}
+		d, ok := decimal{whole: n}.dur(time.Second)
+		if !ok {
+			return r, false
+		}
+		r.known, r.reset = r.known|FieldReset, clampTime(now.Add(d), now, maxHint)
+		r.slack = time.Second
+	}
+	return r, true
 }
