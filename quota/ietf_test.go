@@ -2,6 +2,7 @@ package quota
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -178,6 +179,12 @@ func FuzzIETFFields(f *testing.F) {
 	f.Add(`"burst";q=100;w=1, "daily";q=1000;w=86400`, `"burst";r=0;t=1, "daily";r=999;t=3600`)
 	f.Add(`100;w=60, ("a" "b");q=1`, `"a\"b,c";r=1;t=1.5`)
 	f.Add(`"p";q=100;w=60;qu="requests";pk=:cHsx:;x;y=?1`, `@@@,,;`)
+	for _, c := range loadSuite(f) {
+		if c.HeaderType != "dictionary" {
+			v := strings.Join(c.Raw, ", ")
+			f.Add(v, v)
+		}
+	}
 	f.Fuzz(func(t *testing.T, policy, rl string) {
 		h := http.Header{"Ratelimit-Policy": {policy, rl}, "Ratelimit": {rl, policy}}
 		o := new(Parser).ParseParts(http.StatusOK, h, nil, now)

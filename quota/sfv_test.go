@@ -326,3 +326,43 @@ func TestSuiteThroughParser(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSFList checks properties of the list parser that hold for any input:
+// it never panics; a list that parses, when not empty, still parses given
+// twice on two lines, with twice the members, and fails with a comma after
+// it; a list that fails still fails with a valid member after it.
+func FuzzSFList(f *testing.F) {
+	for _, c := range loadSuite(f) {
+		if c.HeaderType != "dictionary" {
+			f.Add(strings.Join(c.Raw, ", "))
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := countMembers(s)
+		if !ok {
+			if _, ok := countMembers(s, `"p";q=1`); ok {
+				t.Errorf("%q fails, but parses with a member after it", s)
+			}
+			return
+		}
+		if n == 0 {
+			return
+		}
+		if n2, ok := countMembers(s, s); !ok || n2 != 2*n {
+			t.Errorf("%q has %d members; twice on two lines gives %d (ok %v)", s, n, n2, ok)
+		}
+		if _, ok := countMembers(s + ","); ok {
+			t.Errorf("%q parses with a trailing comma", s)
+		}
+	})
+}
+
+func countMembers(lines ...string) (int, bool) {
+	var m sfMember
+	n := 0
+	l := newSFList(lines)
+	for l.next(&m) {
+		n++
+	}
+	return n, !l.bad
+}
