@@ -11,7 +11,10 @@
 // Every header value is untrusted: the parsers accept every legal form, ignore
 // and report malformed values (Observation.Malformed), and cap every duration
 // hint (Parser.MaxHint, 1 min by default), so a hostile or broken server can
-// never make a client sleep without bound. Parse takes the time of the answer
+// never make a client sleep without bound. The IETF RateLimit-Policy and
+// RateLimit fields are read as RFC 9651 structured-field lists, checked
+// against the HTTP working group's test suite: a field parses whole or is
+// ignored whole, never half read. Parse takes the time of the answer
 // as a parameter and never reads the clock, so tests are tables of
 // timestamps. A Parser, like the zero Parser that Parse uses, is safe for
 // concurrent use; parsing an answer without rate-limit headers costs one pass

@@ -70,7 +70,8 @@ func (p *Parser) Parse(resp *http.Response, now time.Time) (o Observation) {
 //     seconds, epoch seconds or epoch milliseconds, told apart by magnitude
 //     relative to now.
 //   - RateLimit-Limit/Remaining/Reset (delta seconds).
-//   - RateLimit-Policy and RateLimit structured fields.
+//   - RateLimit-Policy and RateLimit structured fields (RFC 9651 lists; a
+//     field that does not parse is ignored whole).
 //
 // Header names are matched ignoring case. Families that disagree are merged
 // into the most restrictive reading (see Observation). Malformed values are

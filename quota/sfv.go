@@ -76,7 +76,7 @@ type sfList struct {
 
 	// seen, if set, is told of every bare item and parameter in the order
 	// they are read; the conformance test compares them with the suite.
-	seen func(ev sfEvent, key string, v *sfValue)
+	seen func(ev sfEvent, key string, v sfValue)
 }
 
 // newSFList starts walking the field whose lines are lines.
@@ -126,25 +126,25 @@ func (l *sfList) member(s string, i int, m *sfMember) (int, bool) {
 		if i, ok = l.bareItem(s, i, &m.item); !ok {
 			return i, false
 		}
-		l.tell(sfSeenItem, "", &m.item)
+		l.tell(sfSeenItem, "", m.item)
 		return l.params(s, i, m)
 	}
 	m.item.kind = sfInner
-	l.tell(sfSeenInner, "", &m.item)
+	l.tell(sfSeenInner, "", m.item)
 	for i++; ; {
 		i = skipSP(s, i)
 		if i >= len(s) {
 			return i, false
 		}
 		if s[i] == ')' {
-			l.tell(sfSeenInnerEnd, "", &m.item)
+			l.tell(sfSeenInnerEnd, "", m.item)
 			return l.params(s, i+1, m)
 		}
 		var v sfValue
 		if i, ok = l.bareItem(s, i, &v); !ok {
 			return i, false
 		}
-		l.tell(sfSeenInnerItem, "", &v)
+		l.tell(sfSeenInnerItem, "", v)
 		if i, ok = l.params(s, i, nil); !ok {
 			return i, false
 		}
@@ -172,7 +172,7 @@ func (l *sfList) params(s string, i int, m *sfMember) (int, bool) {
 				return i, false
 			}
 		}
-		l.tell(sfSeenParam, key, &v)
+		l.tell(sfSeenParam, key, v)
 		if m == nil {
 			continue
 		}
@@ -192,7 +192,7 @@ func (l *sfList) params(s string, i int, m *sfMember) (int, bool) {
 	return i, true
 }
 
-func (l *sfList) tell(ev sfEvent, key string, v *sfValue) {
+func (l *sfList) tell(ev sfEvent, key string, v sfValue) {
 	if l.seen != nil {
 		l.seen(ev, key, v)
 	}

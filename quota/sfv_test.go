@@ -128,25 +128,25 @@ func parseSuiteList(lines []string) (string, bool) {
 		}
 	}
 	l := newSFList(lines)
-	l.seen = func(ev sfEvent, key string, v *sfValue) {
+	l.seen = func(ev sfEvent, key string, v sfValue) {
 		switch ev {
 		case sfSeenItem:
 			flush()
-			b.WriteString("|" + renderValue(v))
+			b.WriteString("|" + renderValue(&v))
 			params = new(paramSet)
 		case sfSeenInner:
 			flush()
 			b.WriteString("|(")
 		case sfSeenInnerItem:
 			flush()
-			b.WriteString(" " + renderValue(v))
+			b.WriteString(" " + renderValue(&v))
 			params = new(paramSet)
 		case sfSeenInnerEnd:
 			flush()
 			b.WriteString(")")
 			params = new(paramSet)
 		case sfSeenParam:
-			params.set(key, renderValue(v))
+			params.set(key, renderValue(&v))
 		}
 	}
 	var m sfMember
