@@ -207,3 +207,19 @@ func BenchmarkParseThrottle400(b *testing.B) {
 func BenchmarkParseRetryAfterDate(b *testing.B) {
 	benchParse(b, 429, header("Retry-After", "Mon, 02 Dec 2024 09:00:30 GMT"), "")
 }
+
+// TestParseAllocs holds the hot path to no allocation: an answer with no
+// rate-limit header, and one with the IETF structured fields, parsed as
+// RFC 9651 says, policy names and all.
+func TestParseAllocs(t *testing.T) {
+	ietf := plainHeader()
+	ietf["Ratelimit-Policy"] = []string{`"burst";q=100;w=1, "daily";q=1000;w=86400;qu="requests"`}
+	ietf["Ratelimit"] = []string{`"burst";r=50;t=1, "daily";r=999;t=3600`}
+	for name, h := range map[string]http.Header{"plain": plainHeader(), "ietf fields": ietf, "all": fullHeader()} {
+		var p Parser
+		resp := &http.Response{StatusCode: http.StatusOK, Header: h}
+		if n := testing.AllocsPerRun(100, func() { p.Parse(resp, now) }); n != 0 {
+			t.Errorf("%s: %v allocations per Parse, want 0", name, n)
+		}
+	}
+}
