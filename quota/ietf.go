@@ -48,7 +48,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 func parseIETFFields(o *Observation, policy, budget []string, now time.Time, maxHint time.Duration) {
 	o.Sources |= SourceIETFFields
 	lim, limName, others, badLim := policies(policy)
-	bud, budName, badBud := budgets(budget, policy, others, now, maxHint)
+	bud, budName, badBud := budgets(budget, &others, now, maxHint)
 	if badLim || badBud {
 		o.Malformed |= SourceIETFFields
 	}
@@ -67,14 +67,14 @@ func parseIETFFields(o *Observation, policy, budget []string, now time.Time, max
 }
 
 // policies reads a RateLimit-Policy field into its most restrictive request
-// quota and that policy's name. others reports a policy in another unit.
-func policies(lines []string) (lim reading, name string, others, bad bool) {
+// quota and that policy's name, and notes the policies in other units.
+func policies(lines []string) (lim reading, name string, others otherUnits, bad bool) {
 	var m sfMember
 	l := newSFList(lines)
 	for l.next(&m) {
 		requests, ok := m.unit()
 		if ok && !requests {
-			others = true
+			others.add(m.name())
 			continue
 		}
 		r, good := m.policy()
@@ -87,19 +87,18 @@ func policies(lines []string) (lim reading, name string, others, bad bool) {
 		}
 	}
 	if l.bad {
-		return reading{}, "", false, true
+		return reading{}, "", otherUnits{}, true
 	}
 	return lim, name, others, bad
 }
 
 // budgets reads a RateLimit field into its most restrictive budget and the
-// name of its policy. With others set, a budget whose policy in the
-// RateLimit-Policy lines is not counted in requests is skipped.
-func budgets(lines, policy []string, others bool, now time.Time, maxHint time.Duration) (bud reading, name string, bad bool) {
+// name of its policy, skipping the budgets of policies in other units.
+func budgets(lines []string, others *otherUnits, now time.Time, maxHint time.Duration) (bud reading, name string, bad bool) {
 	var m sfMember
 	l := newSFList(lines)
 	for l.next(&m) {
-		if others && !countsRequests(policy, m.name()) {
+		if others.has(m.name()) {
 			continue
 		}
 		r, ok := m.budget(now, maxHint)
@@ -117,17 +116,34 @@ func budgets(lines, policy []string, others bool, now time.Time, maxHint time.Du
 	return bud, name, bad
 }
 
-// countsRequests reports whether the policy named name, if the
-// RateLimit-Policy lines list it, counts requests.
-func countsRequests(policy []string, name string) bool {
-	var m sfMember
-	for l := newSFList(policy); l.next(&m); {
-		if m.name() == name {
-			requests, ok := m.unit()
-			return requests || !ok
+// otherUnits names the policies of a RateLimit-Policy field that are not
+// counted in requests. It keeps a few names, so that matching budgets to
+// them stays linear in a hostile field's length.
+type otherUnits struct {
+	names [4]string
+	n     int
+}
+
+func (u *otherUnits) add(name string) {
+	if u.n < len(u.names) {
+		u.names[u.n] = name
+	}
+	u.n++
+}
+
+// has reports whether the budget named name may belong to a policy in
+// another unit: it does if it names one, and any may once more policies in
+// other units were listed than the few names kept.
+func (u *otherUnits) has(name string) bool {
+	if u.n > len(u.names) {
+		return true
+	}
+	for _, n := range u.names[:u.n] {
+		if n == name {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // name returns the member's policy name: its item when that is a string or

@@ -104,6 +104,10 @@ func TestIETFFields(t *testing.T) {
 			want{sources: sf, malformed: sf}},
 		{"policy in bytes is not a request rate", []string{`"bytes";q=1000;w=1;qu="content-bytes", "req";q=10;w=1;qu="requests"`}, []string{`"bytes";r=0;t=1, "req";r=5;t=1`},
 			want{known: all, limit: 10, window: time.Second, remaining: 5, reset: time.Second, quotaID: "req", sources: sf}},
+		{"budgets of many policies in bytes are all suspect", []string{`"a";q=1;qu="content-bytes", "b";q=1;qu="content-bytes", "c";q=1;qu="content-bytes", "d";q=1;qu="content-bytes", "e";q=1;qu="content-bytes", "req";q=10;w=1`}, []string{`"req";r=5;t=1`},
+			want{known: lw, limit: 10, window: time.Second, quotaID: "req", sources: sf}},
+		{"budget of a policy not listed counts requests", []string{`"bytes";q=1000;w=1;qu="content-bytes"`}, []string{`"other";r=5;t=1`},
+			want{known: rr, remaining: 5, reset: time.Second, quotaID: "other", sources: sf}},
 		{"unit that is not a string", []string{`"p";q=10;w=1;qu=requests`}, nil,
 			want{sources: sf, malformed: sf}},
 		{"draft-07 dictionary is not a list", nil, []string{`limit=100, remaining=50, reset=30`},
@@ -180,7 +184,7 @@ func FuzzIETFFields(f *testing.F) {
 	f.Add(`100;w=60, ("a" "b");q=1`, `"a\"b,c";r=1;t=1.5`)
 	f.Add(`"p";q=100;w=60;qu="requests";pk=:cHsx:;x;y=?1`, `@@@,,;`)
 	for _, c := range loadSuite(f) {
-		if c.HeaderType != "dictionary" {
+		if skipHeaderTypes[c.HeaderType] == "" {
 			v := strings.Join(c.Raw, ", ")
 			f.Add(v, v)
 		}
