@@ -11,8 +11,8 @@ import (
 // with ", ") parses whole or fails whole, and every bare-item type is
 // checked, so a field the RFC refuses is never half read. It keeps only what
 // the rate-limit fields use (each member's bare item and its q, w, r, t and
-// qu parameters) and allocates only to unescape a string with a backslash in
-// it or to decode a display string.
+// qu parameters) and allocates only to join a field's lines, to unescape a
+// string with a backslash in it, or to decode a display string.
 
 // sfKind is the type of a bare item, or an inner list.
 type sfKind uint8
