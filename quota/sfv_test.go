@@ -90,7 +90,7 @@ func TestStructuredFieldSuite(t *testing.T) {
 		switch {
 		case c.MustFail && c.HeaderType == "item":
 			if n, listOK := itemsValidAsLists[c.String()]; listOK {
-				if !ok || strings.Count(got, "|") != n {
+				if got, ok := countMembers(c.Raw...); !ok || got != n {
 					t.Errorf("%v: %q parsed as %q (ok %v), want a valid list of %d members", &c, c.Raw, got, ok, n)
 					failed++
 				}
@@ -136,21 +136,21 @@ func parseSuiteList(lines []string) (string, bool) {
 	l := newSFList(lines)
 	l.seen = func(ev sfEvent, key string, v sfValue) {
 		switch ev {
-		case sfSeenItem:
+		case sfSeenItem, sfSeenInner, sfSeenInnerItem, sfSeenInnerEnd:
 			flush()
-			b.WriteString("|" + renderValue(&v))
-			params = new(paramSet)
-		case sfSeenInner:
-			flush()
-			b.WriteString("|(")
-		case sfSeenInnerItem:
-			flush()
-			b.WriteString(" " + renderValue(&v))
-			params = new(paramSet)
-		case sfSeenInnerEnd:
-			flush()
-			b.WriteString(")")
-			params = new(paramSet)
+			switch ev {
+			case sfSeenItem:
+				b.WriteString("|" + renderValue(&v))
+			case sfSeenInner:
+				b.WriteString("|(")
+			case sfSeenInnerItem:
+				b.WriteString(" " + renderValue(&v))
+			case sfSeenInnerEnd:
+				b.WriteString(")")
+			}
+			if ev != sfSeenInner { // what the parameters that follow belong to
+				params = new(paramSet)
+			}
 		case sfSeenParam:
 			params.set(key, renderValue(&v))
 		}
@@ -333,4 +333,44 @@ func TestSuiteThroughParser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzSFList checks properties of the list parser that hold for any input:
+// it never panics; a list that parses, when not empty, still parses given
+// twice on two lines, with twice the members, and fails with a comma after
+// it; a list that fails still fails with a valid member after it.
+func FuzzSFList(f *testing.F) {
+	for _, c := range loadSuite(f) {
+		if skipHeaderTypes[c.HeaderType] == "" {
+			f.Add(strings.Join(c.Raw, ", "))
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := countMembers(s)
+		if !ok {
+			if _, ok := countMembers(s, `"p";q=1`); ok {
+				t.Errorf("%q fails, but parses with a member after it", s)
+			}
+			return
+		}
+		if n == 0 {
+			return
+		}
+		if n2, ok := countMembers(s, s); !ok || n2 != 2*n {
+			t.Errorf("%q has %d members; twice on two lines gives %d (ok %v)", s, n, n2, ok)
+		}
+		if _, ok := countMembers(s + ","); ok {
+			t.Errorf("%q parses with a trailing comma", s)
+		}
+	})
+}
+
+func countMembers(lines ...string) (int, bool) {
+	var m sfMember
+	n := 0
+	l := newSFList(lines)
+	for l.next(&m) {
+		n++
+	}
+	return n, !l.bad
 }
