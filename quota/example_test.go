@@ -69,3 +69,30 @@ func ExampleParse_retryAfter() {
 	// Retry-After: 1 wait: 1s at most this much too long: 1s
 	// Retry-After: 0.25 wait: 250ms at most this much too long: 0s
 }
+
+// The IETF RateLimit-Policy and RateLimit fields are RFC 9651 lists. Of
+// several policies the most restrictive counts; a field the RFC refuses,
+// here for its trailing comma, is ignored whole and reported, never half
+// read.
+func ExampleParse_ietfFields() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	for _, policy := range []string{
+		`"burst";q=100;w=1, "minute";q=3000;w=60`,
+		`"burst";q=100;w=1, "minute";q=3000;w=60,`,
+	} {
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{
+			"Ratelimit-Policy": {policy},
+			"Ratelimit":        {`"minute";r=2000;t=30`},
+		}}
+		o := quota.Parse(resp, now)
+		if o.Has(quota.FieldLimit) {
+			fmt.Print("limit: ", o.Limit, " per ", o.Window, ", ")
+		} else {
+			fmt.Print("no limit, ")
+		}
+		fmt.Println("remaining:", o.Remaining, "policy:", o.QuotaID, "malformed:", o.Malformed == quota.SourceIETFFields)
+	}
+	// Output:
+	// limit: 3000 per 1m0s, remaining: 2000 policy: minute malformed: false
+	// no limit, remaining: 2000 policy: minute malformed: true
+}
