@@ -89,6 +89,11 @@ func quotaFromQuery(r *http.Request) (Quota, error) {
 			return q, errorString("bad burst " + strconv.Quote(s))
 		}
 	}
+	if s := r.Form.Get("unseen"); s != "" {
+		if q.Unseen, err = strconv.Atoi(s); err != nil {
+			return q, errorString("bad unseen " + strconv.Quote(s))
+		}
+	}
 	return q.normalized(), nil
 }
 

@@ -1,6 +1,10 @@
 package fakecloud
 
-import "net/http"
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
 
 // serveAPI answers an OpenAPI request: identity, timestamp, nonce, faults,
 // quota, answer.
@@ -11,53 +15,71 @@ func (c *Cloud) serveAPI(w http.ResponseWriter, r *http.Request) {
 	id := parseIdentity(w, r)
 	account := c.account(id.accessKeyID)
 
-	refuse := func(o outcome, status int, code string) {
-		c.stats.record(account, id.action, o, faultPlan{})
+	refuse := func(o Outcome, status int, code string) {
+		c.record(now, account, id.action, o, faultPlan{})
 		c.writeAnswer(w, r, status, c.errorBody(reqID, code), faultPlan{})
 	}
 	switch {
 	case id.accessKeyID == "":
-		refuse(outInvalid, http.StatusBadRequest, CodeMissingAccessKeyID)
+		refuse(Invalid, http.StatusBadRequest, CodeMissingAccessKeyID)
 		return
 	case id.action == "":
-		refuse(outInvalid, http.StatusBadRequest, CodeMissingAction)
+		refuse(Invalid, http.StatusBadRequest, CodeMissingAction)
 		return
 	}
 	if id.timestamp != "" {
 		ts, ok := parseTimestamp(id.timestamp)
 		if !ok {
-			refuse(outInvalid, http.StatusBadRequest, CodeTimestampFormat)
+			refuse(Invalid, http.StatusBadRequest, CodeTimestampFormat)
 			return
 		}
 		if d := now.Sub(ts); d > c.cfg.MaxClockSkew || -d > c.cfg.MaxClockSkew {
-			refuse(outExpired, http.StatusBadRequest, CodeTimestampExpired)
+			refuse(Expired, http.StatusBadRequest, CodeTimestampExpired)
 			return
 		}
 	}
 	if id.nonce != "" && !c.nonces.use(id.accessKeyID+"\x00"+id.nonce, now) {
-		refuse(outReplay, http.StatusBadRequest, CodeNonceUsed)
+		refuse(Replayed, http.StatusBadRequest, CodeNonceUsed)
 		return
 	}
 
 	plan := c.drawFaults()
 	if plan.unavailable {
 		plan = faultPlan{unavailable: true, latency: plan.latency}
-		c.stats.record(account, id.action, outUnavailable, plan)
+		c.record(now, account, id.action, Unavailable, plan)
 		c.writeAnswer(w, r, http.StatusServiceUnavailable, c.errorBody(reqID, CodeServiceUnavailable), plan)
 		return
 	}
 
 	c.advancePhases(now)
 	a := c.admit(account, id.action, now)
-	if !a.ok {
+	defer a.release()
+	c.stats.recordUnseen(a.unseenAdmitted, a.unseenRefused)
+	plan.shed = plan.shed && a.ok
+	switch {
+	case !a.ok:
 		c.setRateLimitHeaders(w.Header(), a, now)
-		c.stats.record(account, id.action, outThrottled, plan)
+		c.record(now, account, id.action, Throttled, plan)
 		c.writeAnswer(w, r, c.cfg.ThrottleStatus, c.errorBody(reqID, c.cfg.ThrottleCode), plan)
-		return
+	case plan.shed:
+		if d := c.Faults().ShedRetryAfter; d > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(ceilDiv(d, time.Second), 10))
+		}
+		c.record(now, account, id.action, Shed, plan)
+		c.writeAnswer(w, r, c.cfg.ThrottleStatus, c.errorBody(reqID, c.cfg.ThrottleCode), plan)
+	default:
+		if c.cfg.HeadersOnEveryAnswer {
+			c.setRateLimitHeaders(w.Header(), a, now)
+		}
+		c.record(now, account, id.action, Admitted, plan)
+		c.writeAnswer(w, r, http.StatusOK, successBody(reqID, id, account), plan)
 	}
-	if c.cfg.HeadersOnEveryAnswer {
-		c.setRateLimitHeaders(w.Header(), a, now)
+}
+
+// record counts one request and reports it to Config.OnRequest.
+func (c *Cloud) record(now time.Time, account, action string, o Outcome, p faultPlan) {
+	c.stats.record(account, action, o, p)
+	if c.cfg.OnRequest != nil {
+		c.cfg.OnRequest(Event{At: now, Account: account, Action: action, Outcome: o})
 	}
-	c.stats.record(account, id.action, outAdmitted, plan)
-	c.writeAnswer(w, r, http.StatusOK, successBody(reqID, id, account), plan)
 }

@@ -12,17 +12,27 @@
 //
 // Quotas belong to accounts (several AccessKeyIds may share one, see
 // [Config.Accounts]) and apply per (account, API action), with an optional
-// per-account total. Each [Quota] is a fixed window aligned to the Unix epoch,
-// a sliding window or a token bucket; quotas can be changed at run time
+// per-account total. Each [Quota] is a fixed window, a sliding window, a
+// token bucket or a cap on requests in flight, optionally shared with an
+// unseen consumer ([Quota].Unseen); quotas can be changed at run time
 // ([Cloud.SetQuota]) or scheduled in [Phase]s. Admission is exact under
 // concurrency: each quota has its own mutex. With no quota configured every
 // request is admitted.
+//
+// Fixed windows of any length (1 ms to 24 h) start at multiples of their
+// length from the Unix epoch, in the clock's time: a 60 s window starts on
+// each minute, a 1 h window on each hour. A synctest bubble's clock starts
+// at midnight UTC on 1 January 2000, a boundary of every window that
+// divides a day; a test that wants a client to start mid-window waits
+// first.
 //
 // A throttled request gets what the real gateway answers: HTTP 400 with a
 // JSON body whose Code is Throttling.User, no rate-limit headers. Status,
 // code and header families ([HeaderMode]) are configurable, and [Faults]
 // inject latency, 503 ServiceUnavailable answers, connections dropped
-// mid-response, malformed rate-limit headers and slow bodies.
+// mid-response, malformed rate-limit headers, slow bodies and throttles
+// whatever the rate (load shedding). [Config.OnRequest] hears of every
+// answer, for a test's own time series.
 //
 // # Three ways to run it
 //
@@ -127,6 +137,13 @@ type Config struct {
 	// MaxNonces bounds nonce memory; the oldest are forgotten first. If
 	// zero, 1<<17.
 	MaxNonces int
+
+	// OnRequest, if set, is called with every API request's [Event] once
+	// the gateway has decided its answer, before any latency: a test can
+	// keep its own time series of what the server admitted and refused.
+	// It is called from the request's goroutine and must be safe for
+	// concurrent use.
+	OnRequest func(Event)
 
 	// MaxTenants bounds the number of limiter states and of accounts and
 	// actions tracked in Stats (beyond it, stats go to "_other"). If zero,

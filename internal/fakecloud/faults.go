@@ -46,6 +46,15 @@ type Faults struct {
 	SlowBodyRate  float64       `json:"slow_body_rate,omitempty"`
 	SlowBodyChunk int           `json:"slow_body_chunk,omitempty"`
 	SlowBodyDelay time.Duration `json:"slow_body_delay,omitempty"`
+
+	// ShedRate is the probability that a request the quotas admitted is
+	// answered as a throttle anyway (Config.ThrottleStatus and
+	// ThrottleCode), as a gateway shedding load does whatever the client's
+	// rate. The quotas have counted it. The answer carries no rate-limit
+	// header, only Retry-After (in seconds, rounded up) if ShedRetryAfter
+	// is positive.
+	ShedRate       float64       `json:"shed_rate,omitempty"`
+	ShedRetryAfter time.Duration `json:"shed_retry_after,omitempty"`
 }
 
 // faultPlan is the faults drawn for one request.
@@ -57,11 +66,12 @@ type faultPlan struct {
 	slow        bool
 	chunk       int
 	delay       time.Duration
+	shed        bool
 }
 
 // injects reports whether the plan injects anything.
 func (p faultPlan) injects() bool {
-	return p.latency > 0 || p.unavailable || p.drop || p.malformed || p.slow
+	return p.latency > 0 || p.unavailable || p.drop || p.malformed || p.slow || p.shed
 }
 
 // drawFaults draws the faults of one request, in a fixed order so a seed
@@ -92,6 +102,7 @@ func (c *Cloud) drawFaults() faultPlan {
 			p.delay = 50 * time.Millisecond
 		}
 	}
+	p.shed = c.hit(f.ShedRate)
 	return p
 }
 

@@ -31,7 +31,12 @@ type limiter struct {
 	// TokenBucket
 	tokens float64
 	last   int64 // Unix ns of the last refill
-	fresh  bool  // never used since (re)configured
+
+	// Concurrency
+	inflight int
+
+	unseenNext int64 // Unix ns of the unseen consumer's next request
+	fresh      bool  // never used since (re)configured
 }
 
 // syncLocked adopts q (already normalised) at now.
@@ -41,6 +46,17 @@ func (l *limiter) syncLocked(q Quota, now int64) {
 		l.count, l.winStart = 0, 0
 		l.log, l.head = nil, 0
 		l.tokens, l.last = float64(q.capacity()), now
+		l.inflight = 0
+		// The unseen consumer has spent its share of the window already;
+		// a bucket starts full, with no past.
+		switch q.Policy {
+		case FixedWindow:
+			l.unseenNext = windowStart(now, q.Window)
+		case SlidingWindow:
+			l.unseenNext = now - int64(q.Window)
+		default:
+			l.unseenNext = now
+		}
 		l.fresh = false
 		return
 	}
@@ -77,6 +93,47 @@ func windowStart(now int64, w time.Duration) int64 {
 	return now - m
 }
 
+// spendUnseenLocked admits, at their own instants, the unseen consumer's
+// requests due up to now (see [Quota].Unseen), then brings the state
+// forward to now. Requests due more than a window before they could still
+// matter are skipped, uncounted: a window before the current fixed window
+// or the trailing sliding window, or a window before the time a token
+// bucket takes to fill. It returns how many were admitted and refused.
+func (l *limiter) spendUnseenLocked(now int64) (admitted, refused int64) {
+	q := l.q
+	if q.Unseen > 0 {
+		gap := int64(q.Window) / int64(q.Unseen)
+		from := now - 2*int64(q.Window)
+		switch q.Policy {
+		case FixedWindow:
+			from = windowStart(now, q.Window) - int64(q.Window)
+		case TokenBucket:
+			if q.Limit > 0 {
+				from -= int64(float64(q.capacity()) * float64(q.Window) / float64(q.Limit))
+			}
+		}
+		// The unseen requests fall at (k+½)·gap from the epoch.
+		next := max(l.unseenNext, from)
+		if k := (next - gap/2 + gap - 1) / gap; next > gap/2 {
+			next = k*gap + gap/2
+		} else {
+			next = gap / 2
+		}
+		for ; next <= now; next += gap {
+			l.advanceLocked(next)
+			if l.canAdmitLocked() {
+				l.admitLocked(next)
+				admitted++
+			} else {
+				refused++
+			}
+		}
+		l.unseenNext = next
+	}
+	l.advanceLocked(now)
+	return admitted, refused
+}
+
 // advanceLocked brings the state forward to now.
 func (l *limiter) advanceLocked(now int64) {
 	switch l.q.Policy {
@@ -106,6 +163,8 @@ func (l *limiter) canAdmitLocked() bool {
 		return len(l.log)-l.head < l.q.Limit
 	case TokenBucket:
 		return l.tokens >= 1
+	case Concurrency:
+		return l.inflight < l.q.Limit
 	}
 	return l.count < l.q.Limit
 }
@@ -117,8 +176,17 @@ func (l *limiter) admitLocked(now int64) {
 		l.log = append(l.log, now)
 	case TokenBucket:
 		l.tokens--
+	case Concurrency:
+		l.inflight++
 	default:
 		l.count++
+	}
+}
+
+// releaseLocked ends one admitted request of a Concurrency quota.
+func (l *limiter) releaseLocked() {
+	if l.q.Policy == Concurrency && l.inflight > 0 {
+		l.inflight--
 	}
 }
 
@@ -147,6 +215,8 @@ func (l *limiter) statusLocked(now int64) limitStatus {
 				st.retry = q.Window
 			}
 		}
+	case Concurrency:
+		st.remaining = max(q.Limit-l.inflight, 0)
 	case TokenBucket:
 		st.limit = q.capacity()
 		st.remaining = max(int(math.Floor(l.tokens)), 0)
@@ -173,6 +243,8 @@ func (l *limiter) idleLocked(now int64) bool {
 		return len(l.log) == l.head
 	case TokenBucket:
 		return l.tokens >= float64(l.q.capacity())
+	case Concurrency:
+		return l.inflight == 0
 	}
 	return l.count == 0
 }
@@ -231,6 +303,18 @@ type admission struct {
 	ok               bool
 	api, total       limitStatus
 	hasAPI, hasTotal bool
+	held             []*limiter // Concurrency quotas to release when the answer is written
+
+	unseenAdmitted, unseenRefused int64 // the unseen consumer's requests decided first
+}
+
+// release ends the admission's hold on its Concurrency quotas.
+func (a admission) release() {
+	for _, l := range a.held {
+		l.mu.Lock()
+		l.releaseLocked()
+		l.mu.Unlock()
+	}
 }
 
 // binding returns the status that decided: on a throttle the quota that
@@ -275,7 +359,8 @@ func (c *Cloud) admit(account, action string, now time.Time) admission {
 		la.mu.Lock()
 		defer la.mu.Unlock()
 		la.syncLocked(apiQ, ns)
-		la.advanceLocked(ns)
+		n, m := la.spendUnseenLocked(ns)
+		a.unseenAdmitted, a.unseenRefused = a.unseenAdmitted+n, a.unseenRefused+m
 		a.ok = la.canAdmitLocked()
 	}
 	if hasTot {
@@ -283,15 +368,19 @@ func (c *Cloud) admit(account, action string, now time.Time) admission {
 		lt.mu.Lock()
 		defer lt.mu.Unlock()
 		lt.syncLocked(totQ, ns)
-		lt.advanceLocked(ns)
+		n, m := lt.spendUnseenLocked(ns)
+		a.unseenAdmitted, a.unseenRefused = a.unseenAdmitted+n, a.unseenRefused+m
 		a.ok = a.ok && lt.canAdmitLocked()
 	}
 	if a.ok {
-		if la != nil {
-			la.admitLocked(ns)
-		}
-		if lt != nil {
-			lt.admitLocked(ns)
+		for _, l := range []*limiter{la, lt} {
+			if l == nil {
+				continue
+			}
+			l.admitLocked(ns)
+			if l.q.Policy == Concurrency {
+				a.held = append(a.held, l)
+			}
 		}
 	}
 	if la != nil {

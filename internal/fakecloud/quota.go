@@ -22,9 +22,15 @@ const (
 	// TokenBucket refills Limit tokens per Window, up to Burst, and admits a
 	// request per token.
 	TokenBucket
+	// Concurrency admits a request while fewer than Limit of the account's
+	// requests are being answered: from admission until the answer's last
+	// byte is written, or the client goes away. It counts requests in
+	// flight at the server, not a rate: Window, Burst and Unseen are
+	// ignored, and a refused request is answered at once.
+	Concurrency
 )
 
-// String returns "fixed", "sliding" or "bucket".
+// String returns "fixed", "sliding", "bucket" or "concurrency".
 func (p Policy) String() string {
 	switch p {
 	case FixedWindow:
@@ -33,6 +39,8 @@ func (p Policy) String() string {
 		return "sliding"
 	case TokenBucket:
 		return "bucket"
+	case Concurrency:
+		return "concurrency"
 	}
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
 }
@@ -51,8 +59,9 @@ func (p *Policy) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParsePolicy parses "fixed", "sliding" or "bucket" (also "token-bucket",
-// "token"); the empty string is FixedWindow.
+// ParsePolicy parses "fixed", "sliding", "bucket" (also "token-bucket",
+// "token") or "concurrency" (also "inflight"); the empty string is
+// FixedWindow.
 func ParsePolicy(s string) (Policy, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "fixed", "fixed-window":
@@ -61,8 +70,10 @@ func ParsePolicy(s string) (Policy, error) {
 		return SlidingWindow, nil
 	case "bucket", "token-bucket", "token":
 		return TokenBucket, nil
+	case "concurrency", "inflight", "in-flight":
+		return Concurrency, nil
 	}
-	return 0, fmt.Errorf("fakecloud: unknown policy %q (want fixed, sliding or bucket)", s)
+	return 0, fmt.Errorf("fakecloud: unknown policy %q (want fixed, sliding, bucket or concurrency)", s)
 }
 
 // Unlimited as a [Quota] Limit removes the quota.
@@ -86,7 +97,19 @@ const (
 // Limit requests per Window: Window zero means 1 s, and is clamped to
 // [1 ms, 24 h]; Limit 0 refuses everything; a negative Limit ([Unlimited])
 // removes the quota. Burst is the token bucket's capacity (zero means
-// Limit); the window policies ignore it.
+// Limit); the window policies ignore it. For [Concurrency], Limit is the
+// number of requests in flight and the other fields are ignored.
+//
+// Unseen is a consumer the client cannot see (another service, a console
+// user on the same account) spending Unseen requests per Window from the
+// same counter, one every Window/Unseen, at the instants (k+½)·Window/Unseen
+// from the Unix epoch: for a fixed window whose length is a multiple of
+// that spacing, evenly spread over each window. Its requests are admitted
+// or refused by the policy like any other, counted apart in [Stats].Unseen
+// (as the client's requests reach the quota, since they are decided
+// lazily, in time order, before each of them). It is there before the
+// first request (a fixed or sliding window holds its share from the
+// start), except that a token bucket starts full.
 type Quota struct {
 	API     string        `json:"api,omitempty"`
 	Account string        `json:"account,omitempty"`
@@ -94,6 +117,7 @@ type Quota struct {
 	Limit   int           `json:"limit"`
 	Window  time.Duration `json:"window"`
 	Burst   int           `json:"burst,omitempty"`
+	Unseen  int           `json:"unseen,omitempty"`
 }
 
 // String formats q as [ParseQuota] reads it.
@@ -112,6 +136,9 @@ func (q Quota) String() string {
 	if q.Burst > 0 {
 		s += ",burst=" + strconv.Itoa(q.Burst)
 	}
+	if q.Unseen > 0 {
+		s += ",unseen=" + strconv.Itoa(q.Unseen)
+	}
 	return s
 }
 
@@ -121,10 +148,11 @@ type Phase struct {
 	Quotas []Quota       `json:"quotas"`
 }
 
-// ParseQuota parses "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N]", e.g.
-// "DescribeInstances=20/1s", "acme/*=100/1m:sliding" (API "*" is the
-// account total) or "RunInstances=5/1s:bucket,burst=10". LIMIT may be
-// "unlimited".
+// ParseQuota parses "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N]",
+// e.g. "DescribeInstances=20/1s", "acme/*=100/1m:sliding" (API "*" is the
+// account total), "RunInstances=5/1s:bucket,burst=10",
+// "DescribeInstances=50/1s,unseen=20" or "DescribeInstances=8/1s:concurrency".
+// LIMIT may be "unlimited".
 func ParseQuota(s string) (Quota, error) {
 	var q Quota
 	name, rest, ok := strings.Cut(strings.TrimSpace(s), "=")
@@ -136,6 +164,13 @@ func ParseQuota(s string) (Quota, error) {
 	}
 	if name != "*" {
 		q.API = name
+	}
+	if r, unseen, ok := strings.Cut(rest, ",unseen="); ok {
+		n, err := strconv.Atoi(unseen)
+		if err != nil || n < 0 {
+			return q, fmt.Errorf("fakecloud: quota %q: bad unseen %q", s, unseen)
+		}
+		q.Unseen, rest = n, r
 	}
 	if r, burst, ok := strings.Cut(rest, ",burst="); ok {
 		n, err := strconv.Atoi(burst)
@@ -197,9 +232,14 @@ func (q Quota) normalized() Quota {
 	if q.Burst > maxLimit {
 		q.Burst = maxLimit
 	}
-	if q.Policy < FixedWindow || q.Policy > TokenBucket {
+	if q.Policy < FixedWindow || q.Policy > Concurrency {
 		q.Policy = FixedWindow
 	}
+	if q.Unseen < 0 || q.Policy == Concurrency {
+		q.Unseen = 0
+	}
+	// At most one unseen request per nanosecond of window.
+	q.Unseen = min(q.Unseen, maxLimit, int(q.Window))
 	return q
 }
 

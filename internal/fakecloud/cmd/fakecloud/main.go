@@ -3,8 +3,9 @@
 //
 //	go run ./internal/fakecloud/cmd/fakecloud -listen 127.0.0.1:8080 -quota DescribeInstances=20/1s
 //
-// -quota is repeatable: "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N]",
-// API "*" being the account total. It prints its URL, then serves; GET
+// -quota is repeatable: "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N]",
+// API "*" being the account total, POLICY fixed, sliding, bucket or
+// concurrency. It prints its URL, then serves; GET
 // /_fakecloud/stats returns the counters and PUT
 // /_fakecloud/quota?api=DescribeInstances&limit=10&window=1s changes a
 // quota live. SIGINT or SIGTERM shut it down gracefully.
@@ -51,9 +52,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(stdout)
 	var quotas, accounts listFlag
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks one)")
-	fs.Var(&quotas, "quota", "quota `[account/]API=LIMIT/WINDOW[:POLICY][,burst=N]`, API * is the account total (repeatable)")
+	fs.Var(&quotas, "quota", "quota `[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N]`, API * is the account total (repeatable)")
 	fs.Var(&accounts, "account", "`AccessKeyId=account` ownership (repeatable; by default a key is its own account)")
-	policy := fs.String("policy", "fixed", "policy of quotas that name none: fixed, sliding or bucket")
+	policy := fs.String("policy", "fixed", "policy of quotas that name none: fixed, sliding, bucket or concurrency")
 	headers := fs.String("headers", "none", "rate-limit header families: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all (comma-separated)")
 	always := fs.Bool("headers-always", false, "send rate-limit headers on every answer, not only on throttles")
 	retryDate := fs.Bool("retry-after-date", false, "send Retry-After as an HTTP-date")
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	dropRate := fs.Float64("drop-rate", 0, "probability of closing the connection mid-response")
 	malformedRate := fs.Float64("malformed-rate", 0, "probability of malformed rate-limit headers")
 	slowRate := fs.Float64("slow-body-rate", 0, "probability of a slow, chunked body")
+	shedRate := fs.Float64("shed-rate", 0, "probability of answering an admitted request as a throttle (load shedding)")
+	shedRetry := fs.Duration("shed-retry-after", 0, "Retry-After on shed answers (0: none)")
 	seed := fs.Uint64("seed", 1, "seed of the fault random source")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -87,6 +90,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			DropRate:             *dropRate,
 			MalformedHeadersRate: *malformedRate,
 			SlowBodyRate:         *slowRate,
+			ShedRate:             *shedRate,
+			ShedRetryAfter:       *shedRetry,
 		},
 	}
 	defPolicy, err := fakecloud.ParsePolicy(*policy)
