@@ -1,0 +1,204 @@
+package shapes
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/retry"
+	"github.com/tollgate-go/tollgate/transport"
+)
+
+// Attempt outcomes as the callers saw them, counted to check them against
+// the server's own counts.
+const (
+	attemptOK = iota
+	attemptThrottled
+	attemptError // any other error answer, or no answer
+	attemptKinds
+)
+
+// recorder keeps a run's time series: the server's counts per bucket (from
+// fakecloud's OnRequest), the callers' calls, and the learner's estimate
+// at the end of each bucket.
+type recorder struct {
+	start time.Time
+	plan  plan
+
+	mu        sync.Mutex // guards the fields below it
+	admitted  []int      // per bucket, as the server decided
+	throttled []int
+	requests  []int
+	totals    [3]int64 // whole run and after: admitted, throttled, requests
+	calls     []callRecord
+	failures  map[string]int
+
+	attempts [attemptKinds]atomic.Int64
+	cut      atomic.Bool
+
+	estimates []estimate // per bucket, written by sample alone
+}
+
+// callRecord is one call: when it began, how long it took, whether it
+// succeeded.
+type callRecord struct {
+	at, took time.Duration
+	ok       bool
+}
+
+// estimate is the learner's belief at one moment.
+type estimate struct {
+	perBucket float64 // requests per bucket it would admit; NaN if none
+	sn        adaptive.Snapshot
+	ok        bool
+}
+
+func newRecorder(start time.Time, p plan) *recorder {
+	n := p.buckets()
+	return &recorder{
+		start:     start,
+		plan:      p,
+		admitted:  make([]int, n),
+		throttled: make([]int, n),
+		requests:  make([]int, n),
+		estimates: make([]estimate, n),
+		failures:  map[string]int{},
+	}
+}
+
+// server counts one answer of the server, for the callers' account.
+func (r *recorder) server(ev fakecloud.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := int(ev.At.Sub(r.start) / r.plan.bucket)
+	in := i >= 0 && i < len(r.requests)
+	if in {
+		r.requests[i]++
+	}
+	r.totals[2]++
+	switch {
+	case ev.Outcome == fakecloud.Admitted:
+		r.totals[0]++
+		if in {
+			r.admitted[i]++
+		}
+	case ev.Outcome.Throttle():
+		r.totals[1]++
+		if in {
+			r.throttled[i]++
+		}
+	}
+}
+
+// call records one call.
+func (r *recorder) call(from time.Time, took time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, callRecord{at: from.Sub(r.start), took: took, ok: err == nil})
+	if err != nil {
+		r.failures[failureReason(err)]++
+	}
+}
+
+// failureReason names why a call failed, for the table's notes.
+func failureReason(err error) string {
+	for _, e := range []struct {
+		err  error
+		name string
+	}{
+		{retry.ErrBudgetExhausted, "retry budget"},
+		{retry.ErrAttemptsExhausted, "attempts"},
+		{retry.ErrElapsedExhausted, "elapsed"},
+		{retry.ErrDeadline, "deadline"},
+		{transport.ErrDeadline, "deadline"},
+		{retry.ErrPermanent, "permanent"},
+	} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return "other"
+}
+
+// samplesPerBucket is how often the learner's estimate is read in a bucket.
+const samplesPerBucket = 10
+
+// sample records the learner of the first client's only tenant: in each
+// bucket, the mean of its estimate read ten times (it swings inside a
+// window: cut at a throttle, raised again), and its state at the bucket's
+// end. With no Transport (a bare run) it records nothing.
+func (r *recorder) sample(tr *transport.Transport) {
+	for i := range r.estimates {
+		r.estimates[i].perBucket = math.NaN()
+	}
+	if tr == nil {
+		return
+	}
+	for i := range r.estimates {
+		sum, n := 0.0, 0
+		for j := range samplesPerBucket {
+			at := time.Duration(i)*r.plan.bucket + time.Duration(j+1)*r.plan.bucket/samplesPerBucket
+			time.Sleep(time.Until(r.start.Add(at)))
+			tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
+				sn := l.Snapshot()
+				r.estimates[i].sn, r.estimates[i].ok = sn, true
+				if x := perBucket(sn, r.plan.bucket); !math.IsNaN(x) {
+					sum, n = sum+x, n+1
+				}
+				return false
+			})
+		}
+		if n > 0 {
+			r.estimates[i].perBucket = sum / float64(n)
+		}
+	}
+}
+
+// perBucket is what a limiter in state sn admits per bucket at most: its
+// window limit scaled to the bucket, else its pace; NaN if it has neither.
+func perBucket(sn adaptive.Snapshot, bucket time.Duration) float64 {
+	switch {
+	case sn.Limit > 0 && sn.Window > 0:
+		return float64(sn.Limit) * bucket.Seconds() / sn.Window.Seconds()
+	case sn.Rate > 0:
+		return sn.Rate * bucket.Seconds()
+	}
+	return math.NaN()
+}
+
+// span sums per-bucket counts over buckets [from, to).
+func span(xs []int, from, to int) int64 {
+	var n int64
+	for _, x := range xs[max(from, 0):min(to, len(xs))] {
+		n += int64(x)
+	}
+	return n
+}
+
+// percentile returns the p-th percentile (0..1) of sorted ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(ds)))) - 1
+	return ds[min(max(i, 0), len(ds)-1)]
+}
+
+// successTimes returns, sorted, the durations of the successful calls that
+// began in [from, to).
+func successTimes(calls []callRecord, from, to time.Duration) []time.Duration {
+	var ds []time.Duration
+	for _, c := range calls {
+		if c.ok && c.at >= from && c.at < to {
+			ds = append(ds, c.took)
+		}
+	}
+	slices.Sort(ds)
+	return ds
+}

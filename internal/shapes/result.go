@@ -1,0 +1,249 @@
+package shapes
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+)
+
+// Result is what one run of a cell measured. Every count comes from the
+// server (fakecloud) or the callers, never from the limiter about itself;
+// Estimate is the learner's own belief, from its Snapshot, to set beside
+// the truth.
+type Result struct {
+	Cell Cell
+	Bare bool // retry.Do over the bare transport, not tollgate
+	plan plan
+
+	// Before the settled stretch, from the start (or from the step).
+	ColdThrottles int64 // throttles the server answered
+	// SettleTime is the time to the first bucket from which, to the end,
+	// goodput and the throttled share are within their goals; -1 if never.
+	SettleTime time.Duration
+
+	// In the settled stretch.
+	SettledGoodput   float64       // admitted ÷ what the policy allows; NaN without a rate quota
+	SettledThrottled float64       // throttled ÷ sent
+	SettledPerSecond float64       // admitted per second
+	P50, P99         time.Duration // of the successful calls begun in the stretch
+	Little           time.Duration // callers ÷ the quota's rate: the wait a full queue implies; 0 without a rate quota
+
+	// The whole run, from the start to the end of the settled stretch.
+	RunGoodput   float64
+	RunThrottled float64
+	Calls        int64
+	Failed       int64
+	Failures     map[string]int // failed calls by reason
+	Replays      int64          // SignatureNonceUsed answers
+	// UnseenThrottled is the share of the unseen consumer's requests
+	// refused (Quota.Unseen): what the callers took from it.
+	UnseenThrottled float64
+	Cut             bool // the run reached maxCalls
+
+	Estimate    adaptive.Snapshot // the first client's learner at the end
+	HasEstimate bool
+
+	// Over several runs (Summarize): how many, and the spread of the
+	// settled goodput and throttled share, lowest and highest.
+	Runs                         int
+	GoodputRange, ThrottledRange [2]float64
+
+	Series Series
+
+	// For checking the callers' counts against the server's.
+	server   [3]int64 // admitted, throttled, requests
+	attempts [attemptKinds]int64
+	okCalls  int64
+}
+
+// result computes the columns from what r recorded.
+func (r *recorder) result(c Cell, p plan, bare bool) *Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := &Result{Cell: c, Bare: bare, plan: p, Cut: r.cut.Load(), server: r.totals, Failures: r.failures, Runs: 1}
+	for i := range res.attempts {
+		res.attempts[i] = r.attempts[i].Load()
+	}
+	b := p.bucket
+	from := int(p.stepAt / b)
+	if p.stepAt == 0 {
+		from = int(p.begin / b)
+	}
+	settled, end := int(p.settled/b), p.buckets()
+
+	allow := make([]float64, end) // what the policy allows per bucket
+	for i := range allow {
+		limit := c.Quota.Limit
+		if c.Step > 0 && time.Duration(i)*b >= p.stepAt {
+			limit = int(math.Round(float64(limit) * c.Step))
+		}
+		allow[i] = math.NaN()
+		if c.rated() {
+			allow[i] = c.rate(limit) * b.Seconds()
+		}
+	}
+	if c.rated() && c.Quota.Policy == fakecloud.TokenBucket {
+		allow[0] += float64(c.Quota.Burst) // it starts full
+	}
+	capacity := func(from, to int) float64 {
+		var s float64
+		for _, a := range allow[from:to] {
+			s += a
+		}
+		return s
+	}
+
+	res.ColdThrottles = span(r.throttled, from, settled)
+	res.SettleTime = -1
+	g := goalsOf(c)
+	for i := from; c.rated() && i < end; i++ {
+		if share(span(r.throttled, i, end), span(r.requests, i, end)) <= g.throttled &&
+			float64(span(r.admitted, i, end)) >= g.goodput*capacity(i, end) {
+			res.SettleTime = time.Duration(i-from) * b
+			break
+		}
+	}
+	admitted := span(r.admitted, settled, end)
+	res.SettledGoodput = float64(admitted) / capacity(settled, end)
+	res.SettledThrottled = share(span(r.throttled, settled, end), span(r.requests, settled, end))
+	res.SettledPerSecond = float64(admitted) / (p.end - p.settled).Seconds()
+	took := successTimes(r.calls, p.settled, p.end)
+	res.P50, res.P99 = percentile(took, 0.50), percentile(took, 0.99)
+	if c.rated() {
+		res.Little = time.Duration(float64(c.callers()) / (allow[end-1] / b.Seconds()) * float64(time.Second))
+	}
+
+	first := int(p.begin / b)
+	res.RunGoodput = float64(span(r.admitted, first, end)) / capacity(first, end)
+	res.RunThrottled = share(span(r.throttled, first, end), span(r.requests, first, end))
+	for _, cr := range r.calls {
+		res.Calls++
+		if cr.ok {
+			res.okCalls++
+		} else {
+			res.Failed++
+		}
+	}
+	if e := r.estimates[end-1]; e.ok {
+		res.Estimate, res.HasEstimate = e.sn, true
+	}
+
+	res.Series = Series{
+		Title:     c.Name,
+		Bucket:    b,
+		Admitted:  append([]int(nil), r.admitted...),
+		Throttled: append([]int(nil), r.throttled...),
+		Quota:     allow,
+		Estimate:  make([]float64, end),
+		Marks:     []Mark{{At: p.begin, Label: "start"}, {At: p.settled, Label: "settled from"}},
+	}
+	for i, e := range r.estimates {
+		res.Series.Estimate[i] = e.perBucket
+	}
+	if p.stepAt > 0 {
+		res.Series.Marks = append(res.Series.Marks, Mark{At: p.stepAt, Label: "quota step"})
+	}
+	return res
+}
+
+// share returns part ÷ whole, or 0 when whole is 0.
+func share(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+// Agree reports an error if what the callers saw differs from what the
+// server counted: every admission and every throttle the server answered
+// reached exactly one attempt, and every admission ended exactly one call.
+func (r *Result) Agree() error {
+	switch {
+	case r.attempts[attemptOK] != r.server[0]:
+		return fmt.Errorf("%s: callers saw %d successes, the server admitted %d", r.Cell.Name, r.attempts[attemptOK], r.server[0])
+	case r.attempts[attemptThrottled] != r.server[1]:
+		return fmt.Errorf("%s: callers saw %d throttles, the server answered %d", r.Cell.Name, r.attempts[attemptThrottled], r.server[1])
+	case r.okCalls != r.server[0]:
+		return fmt.Errorf("%s: %d calls succeeded, the server admitted %d", r.Cell.Name, r.okCalls, r.server[0])
+	case r.Calls == 0:
+		return fmt.Errorf("%s: no call completed", r.Cell.Name)
+	}
+	return nil
+}
+
+// goals are the figures a cell is read against (issue #19).
+type goals struct {
+	goodput   float64 // settled goodput at least
+	throttled float64 // settled throttled share at most
+	cold      float64 // throttles before settled per client at most; 0: no goal
+	p99       float64 // p99 ÷ Little's-law wait at most
+	perSecond float64 // successful calls per second ÷ the bare run's at least (no rate quota)
+}
+
+// goalsOf returns c's goals: stricter where headers come on every answer,
+// looser where the round trip jitters and 5% of answers fail; no capacity
+// goals where the server has no rate quota.
+func goalsOf(c Cell) goals {
+	g := goals{goodput: 0.98, throttled: 0.01, p99: 1.2}
+	switch {
+	case c.headersEvery():
+		g.goodput, g.throttled = 0.99, 0.005
+	case c.Faults.UnavailableRate > 0:
+		g.goodput = 0.95
+	}
+	if !c.rated() {
+		return goals{perSecond: 0.9}
+	}
+	if c.Step == 0 {
+		if c.headersEvery() {
+			g.cold = 4
+		} else {
+			// The first window's exhaustion throttles what is in flight;
+			// finding the refill takes about one probe per doubling.
+			perClient := float64(c.callers()) / float64(c.clients())
+			g.cold = min(perClient, float64(c.Quota.Limit)/2) + math.Log2(float64(c.window())/float64(c.rtt())) + 8
+		}
+	}
+	return g
+}
+
+// Misses lists the goals r misses; bare is the bare run of the same cell,
+// or nil.
+func (r *Result) Misses(bare *Result) []string {
+	c, g := r.Cell, goalsOf(r.Cell)
+	var m []string
+	if !c.rated() {
+		if bare != nil && r.SettledPerSecond < g.perSecond*bare.SettledPerSecond {
+			m = append(m, fmt.Sprintf("calls/s %.0f%% of bare", 100*r.SettledPerSecond/bare.SettledPerSecond))
+		}
+		if r.Failed > 0 && (c.Faults.ShedRate == 0 || bare == nil || r.Failed > bare.Failed) {
+			m = append(m, fmt.Sprintf("%d failed", r.Failed))
+		}
+		return m
+	}
+	if r.SettledGoodput < g.goodput {
+		m = append(m, fmt.Sprintf("goodput < %.0f%%", 100*g.goodput))
+	}
+	if r.SettledThrottled > g.throttled {
+		m = append(m, fmt.Sprintf("throttled > %.1f%%", 100*g.throttled))
+	}
+	if g.cold > 0 && float64(r.ColdThrottles)/float64(c.clients()) > g.cold {
+		m = append(m, fmt.Sprintf("cold > %.0f", g.cold))
+	}
+	if r.Little > 0 && float64(r.P99) > g.p99*float64(r.Little) {
+		m = append(m, fmt.Sprintf("p99 > %.1f×Little", g.p99))
+	}
+	if r.Failed > 0 {
+		m = append(m, fmt.Sprintf("%d failed", r.Failed))
+	}
+	if r.Replays > 0 {
+		m = append(m, "nonce reused")
+	}
+	if r.Cut {
+		m = append(m, "cut short")
+	}
+	return m
+}
