@@ -1,0 +1,145 @@
+package shapes
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+)
+
+// TestPlan pins the timeline: callers start 37% into a window, the settled
+// stretch starts on a window boundary three windows (at least 3 s) later
+// and lasts ten windows (at least 20 s); after a step up it waits for 200
+// admissions at the old quota too.
+func TestPlan(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		name  string
+		c     Cell
+		short bool
+		want  plan
+	}{
+		{"1 s window", Cell{Quota: fakecloud.Quota{Limit: 50, Window: s}}, false,
+			plan{bucket: s, begin: 370 * time.Millisecond, settled: 4 * s, end: 24 * s}},
+		{"1 s window, short", Cell{Quota: fakecloud.Quota{Limit: 50, Window: s}}, true,
+			plan{bucket: s, begin: 370 * time.Millisecond, settled: 4 * s, end: 9 * s}},
+		{"10 s window", Cell{Quota: fakecloud.Quota{Limit: 200, Window: 10 * s}}, false,
+			plan{bucket: 10 * s, begin: 3700 * time.Millisecond, settled: 40 * s, end: 140 * s}},
+		{"step down", Cell{Quota: fakecloud.Quota{Limit: 50, Window: s}, Step: 0.4}, false,
+			plan{bucket: s, begin: 370 * time.Millisecond, stepAt: 24 * s, settled: 27 * s, end: 47 * s}},
+		// 3 s, and 200 admissions at 50/s.
+		{"step up", Cell{Quota: fakecloud.Quota{Limit: 50, Window: s}, Step: 1.6}, false,
+			plan{bucket: s, begin: 370 * time.Millisecond, stepAt: 24 * s, settled: 31 * s, end: 51 * s}},
+		{"no rate", Cell{NoQuota: true}, false,
+			plan{bucket: s, begin: 370 * time.Millisecond, settled: 4 * s, end: 24 * s}},
+	} {
+		if got := tc.c.plan(tc.short); got != tc.want {
+			t.Errorf("%s: plan %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestGoals pins the goals' arithmetic.
+func TestGoals(t *testing.T) {
+	fixed := fakecloud.Quota{Limit: 50, Window: time.Second}
+	for _, tc := range []struct {
+		name string
+		c    Cell
+		want goals
+	}{
+		// min(32, 25) + log2(1 s / 2 ms) + 8 ≈ 42.
+		{"no headers", Cell{Quota: fixed}, goals{goodput: 0.98, throttled: 0.01, p99: 1.2, cold: 25 + math.Log2(500) + 8}},
+		{"headers", Cell{Quota: fixed, Headers: fakecloud.HeadersAlibaba, Every: true}, goals{goodput: 0.99, throttled: 0.005, p99: 1.2, cold: 4}},
+		{"retry-after only", Cell{Quota: fixed, Headers: fakecloud.HeadersRetryAfter, Every: true}, goals{goodput: 0.98, throttled: 0.01, p99: 1.2, cold: 25 + math.Log2(500) + 8}},
+		{"jitter and 503", Cell{Quota: fixed, RTT: 25 * time.Millisecond, Faults: fakecloud.Faults{UnavailableRate: 0.05}},
+			goals{goodput: 0.95, throttled: 0.01, p99: 1.2, cold: 25 + math.Log2(40) + 8}},
+		{"3 clients", Cell{Quota: fixed, Clients: 3}, goals{goodput: 0.98, throttled: 0.01, p99: 1.2, cold: 32.0/3 + math.Log2(500) + 8}},
+		{"step", Cell{Quota: fixed, Step: 2}, goals{goodput: 0.98, throttled: 0.01, p99: 1.2}},
+		{"shedding", Cell{NoQuota: true}, goals{perSecond: 0.9}},
+		{"in flight", Cell{Quota: fakecloud.Quota{Policy: fakecloud.Concurrency, Limit: 8}}, goals{perSecond: 0.9}},
+	} {
+		got := goalsOf(tc.c)
+		if math.Abs(got.cold-tc.want.cold) > 1e-9 {
+			t.Errorf("%s: cold goal %v, want %v", tc.name, got.cold, tc.want.cold)
+		}
+		got.cold = tc.want.cold
+		if got != tc.want {
+			t.Errorf("%s: goals %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSummarize: medians column by column, sums of failures, the spread,
+// and the picture of the median run.
+func TestSummarize(t *testing.T) {
+	run := func(goodput, throttled float64, cold int64, settle time.Duration, failed int64) *Result {
+		return &Result{SettledGoodput: goodput, SettledThrottled: throttled, ColdThrottles: cold, SettleTime: settle,
+			Failed: failed, Failures: map[string]int{"attempts": int(failed)}, Runs: 1,
+			Series: Series{Title: "goodput " + percent(goodput)}}
+	}
+	s := Summarize([]*Result{
+		run(0.04, 0.00, 90, -1, 1),
+		run(1.00, 0.12, 130, 5*time.Second, 0),
+		run(0.99, 0.02, 100, -1, 2),
+	})
+	if s.SettledGoodput != 0.99 || s.SettledThrottled != 0.02 || s.ColdThrottles != 100 || s.SettleTime != -1 {
+		t.Errorf("medians: goodput %v throttled %v cold %v settle %v", s.SettledGoodput, s.SettledThrottled, s.ColdThrottles, s.SettleTime)
+	}
+	if s.Failed != 3 || s.Failures["attempts"] != 3 || s.Runs != 3 {
+		t.Errorf("sums: failed %d %v runs %d", s.Failed, s.Failures, s.Runs)
+	}
+	if s.GoodputRange != [2]float64{0.04, 1} || s.ThrottledRange != [2]float64{0, 0.12} {
+		t.Errorf("spread: %v %v", s.GoodputRange, s.ThrottledRange)
+	}
+	if s.Series.Title != "goodput 99.0%" {
+		t.Errorf("picture from %q, want the median run's", s.Series.Title)
+	}
+}
+
+// TestAgree: a run whose callers and server disagree is reported.
+func TestAgree(t *testing.T) {
+	ok := Result{Calls: 3, okCalls: 2, server: [3]int64{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}}
+	if err := ok.Agree(); err != nil {
+		t.Errorf("agreeing run: %v", err)
+	}
+	for _, bad := range []Result{
+		{Calls: 3, okCalls: 2, server: [3]int64{3, 1, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
+		{Calls: 3, okCalls: 2, server: [3]int64{2, 2, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
+		{Calls: 3, okCalls: 1, server: [3]int64{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}},
+		{},
+	} {
+		if bad.Agree() == nil {
+			t.Errorf("%+v agrees", bad)
+		}
+	}
+}
+
+// TestWriteTable: one line per row, the misses named, "—" where none.
+func TestWriteTable(t *testing.T) {
+	fixed := Cell{Name: "fixed", Quota: fakecloud.Quota{Limit: 50, Window: time.Second}}
+	shed := Cell{Name: "shed", NoQuota: true, Faults: fakecloud.Faults{ShedRate: 0.2}}
+	rows := []Row{
+		{Result: &Result{Cell: fixed, SettledGoodput: 0.999, SettledThrottled: 0.001, Little: time.Second, P99: time.Second, Runs: 1}},
+		{Result: &Result{Cell: fixed, SettledGoodput: 0.5, SettledThrottled: 0.1, Little: time.Second, P99: 3 * time.Second, Failed: 2, Runs: 1}},
+		{Result: &Result{Cell: shed, SettledPerSecond: 1, Runs: 1}, Bare: &Result{Cell: shed, SettledPerSecond: 20, Runs: 1}},
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2+len(rows) {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	for i, want := range []string{"| — |", "goodput < 98%; throttled > 1.0%; p99 > 1.2×Little; 2 failed |", "1 calls/s (bare 20/s)"} {
+		if !strings.Contains(lines[2+i], want) {
+			t.Errorf("row %d: %s\nwant %q", i, lines[2+i], want)
+		}
+	}
+	if !strings.Contains(lines[4], "calls/s 5% of bare") {
+		t.Errorf("shedding row misses nothing: %s", lines[4])
+	}
+}
