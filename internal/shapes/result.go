@@ -16,7 +16,6 @@ import (
 type Result struct {
 	Cell Cell
 	Bare bool // retry.Do over the bare transport, not tollgate
-	plan plan
 
 	// Before the settled stretch, from the start (or from the step).
 	ColdThrottles int64 // throttles the server answered
@@ -60,10 +59,11 @@ type Result struct {
 }
 
 // result computes the columns from what r recorded.
-func (r *recorder) result(c Cell, p plan, bare bool) *Result {
+func (r *recorder) result(c Cell, bare bool) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := &Result{Cell: c, Bare: bare, plan: p, Cut: r.cut.Load(), server: r.totals, Failures: r.failures, Runs: 1}
+	p := r.plan
+	res := &Result{Cell: c, Bare: bare, Cut: r.cut.Load(), server: r.totals, Failures: r.failures, Runs: 1}
 	for i := range res.attempts {
 		res.attempts[i] = r.attempts[i].Load()
 	}

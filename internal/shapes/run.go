@@ -95,7 +95,6 @@ type Options struct {
 // slept yet: the fake cloud is in memory and time is virtual. Every
 // goroutine Run starts has ended when it returns.
 func Run(c Cell, o Options) *Result {
-	bare := o.Bare
 	start := time.Now()
 	p := c.plan(o.Short)
 	rec := newRecorder(start, p)
@@ -126,7 +125,7 @@ func Run(c Cell, o Options) *Result {
 			rec:    rec,
 		}
 		rt := cloud.RoundTripper()
-		if !bare {
+		if !o.Bare {
 			cl.tr = transport.New(rt, transport.Config{})
 			rt = cl.tr
 		}
@@ -151,7 +150,7 @@ func Run(c Cell, o Options) *Result {
 	}
 	wg.Go(func() { rec.sample(clients[0].tr) })
 	wg.Wait()
-	r := rec.result(c, p, bare)
+	r := rec.result(c, o.Bare)
 	st := cloud.Stats()
 	r.Replays = st.Total.Replays
 	r.UnseenThrottled = share(st.Unseen.Throttled, st.Unseen.Requests)
