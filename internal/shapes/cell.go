@@ -2,6 +2,7 @@ package shapes
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
@@ -65,6 +66,15 @@ func (c Cell) rtt() time.Duration {
 		return c.RTT
 	}
 	return 2 * time.Millisecond
+}
+
+// limit returns the quota's Limit before the step, or after it if
+// stepped (the same when the cell has no step).
+func (c Cell) limit(stepped bool) int {
+	if !stepped || c.Step <= 0 {
+		return c.Quota.Limit
+	}
+	return int(math.Round(float64(c.Quota.Limit) * c.Step))
 }
 
 // rated reports whether the server counts a rate (a fixed or sliding

@@ -26,7 +26,7 @@ const (
 
 // recorder keeps a run's time series: the server's counts per bucket (from
 // fakecloud's OnRequest), the callers' calls, and the learner's estimate
-// at the end of each bucket.
+// in each bucket.
 type recorder struct {
 	start time.Time
 	plan  plan
@@ -35,7 +35,7 @@ type recorder struct {
 	admitted  []int      // per bucket, as the server decided
 	throttled []int
 	requests  []int
-	totals    [3]int64 // whole run and after: admitted, throttled, requests
+	totals    counts // the whole run, and the calls that end after it
 	calls     []callRecord
 	failures  map[string]int
 
@@ -52,11 +52,16 @@ type callRecord struct {
 	ok       bool
 }
 
-// estimate is the learner's belief at one moment.
+// counts are the server's answers to the callers' account.
+type counts struct {
+	admitted, throttled, requests int64
+}
+
+// estimate is the learner's belief over one bucket.
 type estimate struct {
-	perBucket float64 // requests per bucket it would admit; NaN if none
-	sn        adaptive.Snapshot
-	ok        bool
+	perBucket float64           // the mean of what it would admit per bucket; NaN if it had no limit
+	sn        adaptive.Snapshot // its state at the bucket's end
+	ok        bool              // sn was read
 }
 
 func newRecorder(start time.Time, p plan) *recorder {
@@ -81,15 +86,15 @@ func (r *recorder) server(ev fakecloud.Event) {
 	if in {
 		r.requests[i]++
 	}
-	r.totals[2]++
+	r.totals.requests++
 	switch {
 	case ev.Outcome == fakecloud.Admitted:
-		r.totals[0]++
+		r.totals.admitted++
 		if in {
 			r.admitted[i]++
 		}
 	case ev.Outcome.Throttle():
-		r.totals[1]++
+		r.totals.throttled++
 		if in {
 			r.throttled[i]++
 		}

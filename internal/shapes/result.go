@@ -15,7 +15,6 @@ import (
 // the truth.
 type Result struct {
 	Cell Cell
-	Bare bool // retry.Do over the bare transport, not tollgate
 
 	// Before the settled stretch, from the start (or from the step).
 	ColdThrottles int64 // throttles the server answered
@@ -53,17 +52,17 @@ type Result struct {
 	Series Series
 
 	// For checking the callers' counts against the server's.
-	server   [3]int64 // admitted, throttled, requests
+	server   counts
 	attempts [attemptKinds]int64
 	okCalls  int64
 }
 
 // result computes the columns from what r recorded.
-func (r *recorder) result(c Cell, bare bool) *Result {
+func (r *recorder) result(c Cell) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.plan
-	res := &Result{Cell: c, Bare: bare, Cut: r.cut.Load(), server: r.totals, Failures: r.failures, Runs: 1}
+	res := &Result{Cell: c, Cut: r.cut.Load(), server: r.totals, Failures: r.failures, Runs: 1}
 	for i := range res.attempts {
 		res.attempts[i] = r.attempts[i].Load()
 	}
@@ -76,13 +75,9 @@ func (r *recorder) result(c Cell, bare bool) *Result {
 
 	allow := make([]float64, end) // what the policy allows per bucket
 	for i := range allow {
-		limit := c.Quota.Limit
-		if c.Step > 0 && time.Duration(i)*b >= p.stepAt {
-			limit = int(math.Round(float64(limit) * c.Step))
-		}
 		allow[i] = math.NaN()
 		if c.rated() {
-			allow[i] = c.rate(limit) * b.Seconds()
+			allow[i] = c.rate(c.limit(c.Step > 0 && time.Duration(i)*b >= p.stepAt)) * b.Seconds()
 		}
 	}
 	if c.rated() && c.Quota.Policy == fakecloud.TokenBucket {
@@ -162,12 +157,12 @@ func share(part, whole int64) float64 {
 // reached exactly one attempt, and every admission ended exactly one call.
 func (r *Result) Agree() error {
 	switch {
-	case r.attempts[attemptOK] != r.server[0]:
-		return fmt.Errorf("%s: callers saw %d successes, the server admitted %d", r.Cell.Name, r.attempts[attemptOK], r.server[0])
-	case r.attempts[attemptThrottled] != r.server[1]:
-		return fmt.Errorf("%s: callers saw %d throttles, the server answered %d", r.Cell.Name, r.attempts[attemptThrottled], r.server[1])
-	case r.okCalls != r.server[0]:
-		return fmt.Errorf("%s: %d calls succeeded, the server admitted %d", r.Cell.Name, r.okCalls, r.server[0])
+	case r.attempts[attemptOK] != r.server.admitted:
+		return fmt.Errorf("%s: callers saw %d successes, the server admitted %d", r.Cell.Name, r.attempts[attemptOK], r.server.admitted)
+	case r.attempts[attemptThrottled] != r.server.throttled:
+		return fmt.Errorf("%s: callers saw %d throttles, the server answered %d", r.Cell.Name, r.attempts[attemptThrottled], r.server.throttled)
+	case r.okCalls != r.server.admitted:
+		return fmt.Errorf("%s: %d calls succeeded, the server admitted %d", r.Cell.Name, r.okCalls, r.server.admitted)
 	case r.Calls == 0:
 		return fmt.Errorf("%s: no call completed", r.Cell.Name)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -66,7 +65,7 @@ func (c Cell) plan(short bool) plan {
 		p.stepAt = p.end
 		after := settle
 		if c.Step > 1 {
-			after += time.Duration(200 / c.rate(c.Quota.Limit) * float64(time.Second))
+			after += time.Duration(200 / c.rate(c.limit(false)) * float64(time.Second))
 		}
 		p.settled = p.stepAt + ceilTo(after, w)
 		p.end = p.settled + ceilTo(measure, w)
@@ -112,7 +111,7 @@ func Run(c Cell, o Options) *Result {
 	if !c.NoQuota {
 		cfg.Quotas = []fakecloud.Quota{q}
 		if c.Step > 0 {
-			q.Limit = int(math.Round(float64(q.Limit) * c.Step))
+			q.Limit = c.limit(true)
 			cfg.Phases = []fakecloud.Phase{{At: p.stepAt, Quotas: []fakecloud.Quota{q}}}
 		}
 	}
@@ -150,7 +149,7 @@ func Run(c Cell, o Options) *Result {
 	}
 	wg.Go(func() { rec.sample(clients[0].tr) })
 	wg.Wait()
-	r := rec.result(c, o.Bare)
+	r := rec.result(c)
 	st := cloud.Stats()
 	r.Replays = st.Total.Replays
 	r.UnseenThrottled = share(st.Unseen.Throttled, st.Unseen.Requests)
@@ -206,10 +205,9 @@ func (cl *client) attempt(ctx context.Context) error {
 	}
 	var e fakecloud.ErrorBody
 	_ = json.Unmarshal(body, &e)
-	switch {
-	case quota.IsThrottleCode(e.Code):
+	if quota.IsThrottleCode(e.Code) {
 		cl.rec.attempts[attemptThrottled].Add(1)
-	default:
+	} else {
 		cl.rec.attempts[attemptError].Add(1)
 	}
 	return &answerError{status: resp.StatusCode, code: e.Code, header: resp.Header}

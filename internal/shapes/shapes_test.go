@@ -101,14 +101,14 @@ func TestSummarize(t *testing.T) {
 
 // TestAgree: a run whose callers and server disagree is reported.
 func TestAgree(t *testing.T) {
-	ok := Result{Calls: 3, okCalls: 2, server: [3]int64{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}}
+	ok := Result{Calls: 3, okCalls: 2, server: counts{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}}
 	if err := ok.Agree(); err != nil {
 		t.Errorf("agreeing run: %v", err)
 	}
 	for _, bad := range []Result{
-		{Calls: 3, okCalls: 2, server: [3]int64{3, 1, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
-		{Calls: 3, okCalls: 2, server: [3]int64{2, 2, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
-		{Calls: 3, okCalls: 1, server: [3]int64{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}},
+		{Calls: 3, okCalls: 2, server: counts{3, 1, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
+		{Calls: 3, okCalls: 2, server: counts{2, 2, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
+		{Calls: 3, okCalls: 1, server: counts{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}},
 		{},
 	} {
 		if bad.Agree() == nil {

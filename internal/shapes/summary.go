@@ -1,6 +1,8 @@
 package shapes
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -15,7 +17,7 @@ import (
 // not be empty.
 func Summarize(rs []*Result) *Result {
 	mid := slices.Clone(rs)
-	slices.SortStableFunc(mid, func(a, b *Result) int { return cmpFloat(a.SettledGoodput, b.SettledGoodput) })
+	slices.SortStableFunc(mid, func(a, b *Result) int { return cmp.Compare(a.SettledGoodput, b.SettledGoodput) })
 	s := *mid[(len(mid)-1)/2]
 	s.Runs = len(rs)
 	s.Failures = map[string]int{}
@@ -29,49 +31,43 @@ func Summarize(rs []*Result) *Result {
 			s.Failures[k] += n
 		}
 	}
-	f := func(get func(*Result) float64) float64 {
+	// sorted returns a column over the runs, in order (NaN first).
+	sorted := func(get func(*Result) float64) []float64 {
 		xs := make([]float64, len(rs))
 		for i, r := range rs {
 			xs[i] = get(r)
 		}
-		slices.SortFunc(xs, cmpFloat)
-		return xs[(len(xs)-1)/2]
+		slices.SortFunc(xs, cmp.Compare[float64])
+		return xs
 	}
-	d := func(get func(*Result) time.Duration) time.Duration {
-		return time.Duration(f(func(r *Result) float64 { return float64(get(r)) }))
+	median := func(get func(*Result) float64) float64 { xs := sorted(get); return xs[(len(xs)-1)/2] }
+	medianDuration := func(get func(*Result) time.Duration) time.Duration {
+		return time.Duration(median(func(r *Result) float64 { return float64(get(r)) }))
 	}
-	s.ColdThrottles = int64(f(func(r *Result) float64 { return float64(r.ColdThrottles) }))
-	s.SettleTime = d(func(r *Result) time.Duration {
-		if r.SettleTime < 0 {
-			return 1 << 62 // never sorts last
-		}
-		return r.SettleTime
-	})
-	if s.SettleTime == 1<<62 {
-		s.SettleTime = -1
-	}
-	s.SettledGoodput = f(func(r *Result) float64 { return r.SettledGoodput })
-	s.SettledThrottled = f(func(r *Result) float64 { return r.SettledThrottled })
-	s.SettledPerSecond = f(func(r *Result) float64 { return r.SettledPerSecond })
-	s.P50 = d(func(r *Result) time.Duration { return r.P50 })
-	s.P99 = d(func(r *Result) time.Duration { return r.P99 })
-	s.RunGoodput = f(func(r *Result) float64 { return r.RunGoodput })
-	s.RunThrottled = f(func(r *Result) float64 { return r.RunThrottled })
-	s.UnseenThrottled = f(func(r *Result) float64 { return r.UnseenThrottled })
-	s.GoodputRange = [2]float64{mid[0].SettledGoodput, mid[len(mid)-1].SettledGoodput}
-	byThrottled := slices.Clone(rs)
-	slices.SortFunc(byThrottled, func(a, b *Result) int { return cmpFloat(a.SettledThrottled, b.SettledThrottled) })
-	s.ThrottledRange = [2]float64{byThrottled[0].SettledThrottled, byThrottled[len(rs)-1].SettledThrottled}
-	return &s
-}
 
-// cmpFloat orders floats, NaN first.
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b || a != a && b == b:
-		return -1
-	case a > b || b != b && a == a:
-		return 1
+	s.ColdThrottles = int64(median(func(r *Result) float64 { return float64(r.ColdThrottles) }))
+	// A run that never settled counts as the longest.
+	settle := median(func(r *Result) float64 {
+		if r.SettleTime < 0 {
+			return math.Inf(1)
+		}
+		return float64(r.SettleTime)
+	})
+	s.SettleTime = -1
+	if !math.IsInf(settle, 1) {
+		s.SettleTime = time.Duration(settle)
 	}
-	return 0
+	s.SettledGoodput = median(func(r *Result) float64 { return r.SettledGoodput })
+	s.SettledThrottled = median(func(r *Result) float64 { return r.SettledThrottled })
+	s.SettledPerSecond = median(func(r *Result) float64 { return r.SettledPerSecond })
+	s.P50 = medianDuration(func(r *Result) time.Duration { return r.P50 })
+	s.P99 = medianDuration(func(r *Result) time.Duration { return r.P99 })
+	s.RunGoodput = median(func(r *Result) float64 { return r.RunGoodput })
+	s.RunThrottled = median(func(r *Result) float64 { return r.RunThrottled })
+	s.UnseenThrottled = median(func(r *Result) float64 { return r.UnseenThrottled })
+	g := sorted(func(r *Result) float64 { return r.SettledGoodput })
+	th := sorted(func(r *Result) float64 { return r.SettledThrottled })
+	s.GoodputRange = [2]float64{g[0], g[len(g)-1]}
+	s.ThrottledRange = [2]float64{th[0], th[len(th)-1]}
+	return &s
 }

@@ -157,9 +157,7 @@ func truthString(r *Result) string {
 		return "no quota"
 	}
 	q := c.Quota
-	if c.Step > 0 {
-		q.Limit = int(math.Round(float64(q.Limit) * c.Step))
-	}
+	q.Limit = c.limit(true)
 	s := quotaString(q)
 	if q.Unseen > 0 && q.Policy != fakecloud.Concurrency {
 		s += fmt.Sprintf(", %d left; %s of the unseen consumer's requests throttled", q.Limit-q.Unseen, percent(r.UnseenThrottled))
