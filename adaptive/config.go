@@ -7,11 +7,11 @@ import (
 )
 
 // Config configures a Limiter. Every zero field means the documented
-// default, so Config{} is a Limiter with no static rule: unlimited until the
-// first throttle.
+// default, so Config{} is a Limiter with no static rule, which learns the
+// server's quota from its answers.
 type Config struct {
 	// Rule is the starting point: the quota assumed before the server has
-	// said anything. The zero Rule means unlimited until the first throttle.
+	// said anything, in place of slow start. The zero Rule means none.
 	Rule quota.Rule
 
 	// HeaderTTL is how long the server's Remaining and reset stay valid
@@ -26,39 +26,9 @@ type Config struct {
 	// they go anyway. Zero means 2 s.
 	ProbeTimeout time.Duration
 
-	// MinRate is the floor, in requests per second, below which throttles
-	// never push the learned rate. Zero means 0.5.
-	MinRate float64
-
-	// Decrease bounds one cut, in (0, 1): a throttle cuts the rate to
-	// Headroom times the measured success rate, but never below Decrease
-	// times the rate in force. With no success coming in, each cut is thus
-	// by this factor, once per round trip. (A throttle of a probe above the
-	// quota estimate goes back to the estimate instead.) Zero means 0.7.
-	Decrease float64
-
-	// Headroom is the fraction of the measured success rate (successes in
-	// the last second) the rate is cut to on a throttle, in (0, 1]; every
-	// such cut is at least by this fraction of the rate in force, and only
-	// by it when the server's headers say its limit. Zero means 0.97.
-	Headroom float64
-
-	// Hold is how long, counting only time with demand, the rate stays at
-	// the quota estimate after a throttle before it probes above it again;
-	// at low rates the hold lasts at least 20 requests, so that probing
-	// stays a small share of them. Zero means 1 s.
-	Hold time.Duration
-
-	// ProbeDoubling is how fast the probe grows once its first step (one
-	// request more in one second) has gone through: the rate goes 20%
-	// above the estimate, and that overshoot doubles every ProbeDoubling
-	// of demand until a throttle ends it (×4 takes about 0.4 s). Larger
-	// probes more gently and finds a raised quota later. Zero means 100 ms.
-	ProbeDoubling time.Duration
-
 	// WindowBuckets is the resolution of the sliding window when one is in
 	// force (a rule or headers whose burst the bucket does not hold to the
-	// limit, and for one window after a learned cut): the window is split
+	// limit, and a measured window's budget): the window is split
 	// into this many buckets, and a window costs up to 1/WindowBuckets of
 	// its capacity (see package window). Zero means 64.
 	WindowBuckets int
@@ -70,11 +40,6 @@ type params struct {
 	headerTTL     int64
 	maxPause      int64
 	probeTimeout  int64
-	minRate       float64
-	decrease      float64
-	headroom      float64
-	hold          float64 // seconds
-	probeDoubling float64 // seconds
 	windowBuckets int
 }
 
@@ -85,11 +50,6 @@ func (c Config) params() *params {
 		headerTTL:     int64(c.HeaderTTL),
 		maxPause:      int64(c.MaxPause),
 		probeTimeout:  int64(c.ProbeTimeout),
-		minRate:       c.MinRate,
-		decrease:      c.Decrease,
-		headroom:      c.Headroom,
-		hold:          c.Hold.Seconds(),
-		probeDoubling: c.ProbeDoubling.Seconds(),
 		windowBuckets: c.WindowBuckets,
 	}
 	if p.headerTTL <= 0 {
@@ -100,21 +60,6 @@ func (c Config) params() *params {
 	}
 	if p.probeTimeout <= 0 {
 		p.probeTimeout = int64(2 * time.Second)
-	}
-	if !(p.minRate > 0) {
-		p.minRate = 0.5
-	}
-	if !(p.decrease > 0 && p.decrease < 1) {
-		p.decrease = 0.7
-	}
-	if !(p.headroom > 0 && p.headroom <= 1) {
-		p.headroom = 0.97
-	}
-	if !(p.hold > 0) {
-		p.hold = 1
-	}
-	if !(p.probeDoubling > 0) {
-		p.probeDoubling = 0.1
 	}
 	if p.windowBuckets <= 0 {
 		p.windowBuckets = 64

@@ -1,11 +1,10 @@
 package adaptive
 
 import (
-	"math"
+	"fmt"
 	"time"
 
 	"github.com/tollgate-go/tollgate/quota"
-	"github.com/tollgate-go/tollgate/window"
 )
 
 // learnState is what a Limiter knows and has learned; Limiter.mu guards it.
@@ -20,40 +19,23 @@ type learnState struct {
 	hRemAt  int64  // when Remaining and reset were last said; 0 if never
 	hWake   int64  // when a pause for Remaining spent ends: hEarly plus the slack, up to wakeSlack
 
-	// Learned from throttles.
-	rate    float64 // the learned rate cap, per second; 0 if none
-	rMax    float64 // the rate the last cut was measured at: the quota estimate
-	k       float64 // seconds of demand to hold at the cut before probing
-	tDemand float64 // seconds of demand since the last cut
-	lastUpd int64   // last success or cut, Unix ns
-	cutSeq  uint64  // the first admission number after the last cut
-	cutAt   int64   // Unix ns of the last cut
-	rtt     int64   // smoothed round trip of tickets, ns
-	hintEnd int64   // Unix ns when the last pause shortened by a hint's slack ended
-	hintSeq uint64  // the first admission after it
-	hintGap int64   // the last wait added after a throttled probe, ns
+	// Learned from the answers.
+	e       estimator // the learner's model of a server that says nothing
+	rtt     int64     // smoothed round trip of tickets, ns
+	rttDev  int64     // smoothed mean deviation of the round trip, ns
+	hintEnd int64     // Unix ns when the last pause shortened by a hint's slack ended
+	hintSeq uint64    // the first admission after it
+	hintGap int64     // the last wait added after a throttled probe, ns
 
-	ok        meter         // successes over the last second
-	sent      meter         // admissions the server counted (answered, not throttled) over the last second, by admission time
-	phaseAt   float64       // tDemand when the phase began
-	phaseMark int64         // Unix ns: in the step, when it may be judged to have gone through; in the ramp, when its gains were last taken into rMax
-	stepAt    int64         // Unix ns of the window start a timed step ends at; 0 for an untimed step
-	stepRate  float64       // the rate until stepAt
-	bound     int64         // Unix ns of a moment a server window started, as a failed step showed; 0 if unknown
-	winIdx    int32         // the server window (see windowOf) winOK counts
-	winOK     int32         // successes that reached the server in it
-	first     int64         // admission time of the first answer seen, Unix ns
-	wlim      int64         // window limit in force
-	wlen      time.Duration // its window
-	winNeeded int64         // Unix ns when the window was last needed
-
-	rateNow  float64 // the rate in force
-	burstNow int     // the burst in force
-
-	early bool   // the last cut was the first, from unlimited: successes still returning raise the rate
-	phase uint8  // of the probe: phaseHold, phaseStep or phaseRamp
-	src   Source // where the rate in force came from
-	stale bool   // Remaining is older than HeaderTTL
+	// The pacer in force, as derived by recompute.
+	wlim     int64         // window limit in force
+	wlen     time.Duration // its window
+	rateNow  float64       // the rate in force
+	burstNow int           // the burst in force
+	fresh    bool          // a measured window begins: its budget starts empty
+	winNeeded int64        // Unix ns when the window was last needed
+	src      Source        // where the rate in force came from
+	stale    bool          // Remaining is older than HeaderTTL
 }
 
 // Observe learns from an answer not tied to a Ticket (for one tied to a
@@ -62,12 +44,12 @@ type learnState struct {
 //
 // What it learns, in order: fresh headers replace the limit, window,
 // remaining and reset; a retry hint, or the reset of a throttle, closes the
-// gate until then (capped by MaxPause) and one request probes first; a
-// throttle cuts the rate (at most once per round trip), a success lets it
-// grow back while there is demand; when what is left of Remaining is
-// spent, the gate closes until the earliest moment the reset may come (no
-// probe). A Transient answer teaches nothing. Callers already waiting see
-// the result as the Limiter doc describes.
+// gate until then (capped by MaxPause) and one request probes first; with
+// no limit in the headers, the answer goes to the learner (see the package
+// doc); when what is left of Remaining is spent, the gate closes until the
+// earliest moment the reset may come (no probe). A Transient answer
+// teaches nothing. Callers already waiting see the result as the Limiter
+// doc describes.
 func (l *Limiter) Observe(obs quota.Observation) { l.observe(obs, nil) }
 
 func (l *Limiter) observe(o quota.Observation, t *Ticket) {
@@ -80,21 +62,16 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	l.mu.Lock()
 	s := &l.s
 	if t != nil && now > t.at {
-		if d := now - t.at; s.rtt == 0 {
-			s.rtt = d
+		d := now - t.at
+		if s.rtt == 0 {
+			s.rtt, s.rttDev = d, d/2
 		} else {
-			s.rtt += (d - s.rtt) / 8
+			dev := d - s.rtt
+			s.rtt += dev / 8
+			s.rttDev += (max(dev, -dev) - s.rttDev) / 4
 		}
 	}
-	if s.first == 0 {
-		s.first = now
-		if t != nil {
-			s.first = t.at
-		}
-	}
-	if t != nil && !o.Throttled && !o.Transient {
-		s.sent.addAt(t.at) // the server counted it
-	}
+	learned := false // the learner's estimate changed
 	switch {
 	case o.Transient:
 		// Not a quota signal. A probe that met one hands the probe on.
@@ -107,33 +84,28 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 			wake = l.pause(now, min(max(u, now), now+p.maxPause), true) || wake
 		}
 		if o.Throttled {
-			l.cut(now, t)
-			if t != nil && t.probe != 0 && l.g.release(t.probe) {
-				wake = true // a throttled probe without a new pause: probe again
+			u, probe, changed := l.learnThrottle(now, t)
+			learned = changed
+			if u > 0 {
+				wake = l.pause(now, min(u, now+p.maxPause), probe) || wake
+			}
+			if (u == 0 || !probe) && t != nil && t.probe != 0 && l.g.release(t.probe) {
+				wake = true // a throttled probe without a new one asked for: probe again
 			}
 		} else {
-			s.ok.add(now)
-			if s.bound != 0 {
-				// Count what each server window admitted.
-				if w := windowOf(l.arrival(now, t), s.bound); w != s.winIdx {
-					s.winIdx, s.winOK = w, 0
-				}
-				s.winOK++
-			}
-			l.grow(now)
+			learned = l.learnSuccess(now, t)
 			if t != nil && t.probe != 0 {
-				wake = l.g.resolve(t.probe)
+				wake = l.g.resolve(t.probe) || wake
 			} else if t == nil {
 				if pr := l.g.probe.Load(); pr > 0 {
-					wake = l.g.resolve(pr)
+					wake = l.g.resolve(pr) || wake
 				}
 			}
 		}
 	}
-	// A success that says nothing, to a Limiter that has learned nothing
-	// and keeps no window, changes no limit: the common case is spared
-	// deriving them again.
-	quiet := o.Known == 0 && !o.Throttled && s.rate == 0 && s.hLimit == 0 && s.hRemAt == 0 && l.win.Load() == nil
+	// A success that says nothing and changes no estimate is the common
+	// case: it is spared deriving the limits again.
+	quiet := o.Known == 0 && !o.Throttled && !learned && s.hLimit == 0 && s.hRemAt == 0
 	if !quiet && l.recompute(now) {
 		wake = true
 	}
@@ -143,10 +115,83 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	if s.hRemAt > 0 && now-s.hRemAt < p.headerTTL && s.hWake > now && l.left() <= 0 {
 		wake = l.pause(now, min(s.hWake, now+p.maxPause), false) || wake
 	}
+	if c := l.inflightCap(); c > 0 && l.inflight.Load()+1 >= c {
+		wake = true // a place in slow start's window came free
+	}
 	l.mu.Unlock()
 	if wake {
 		l.notify()
 	}
+}
+
+// learning reports whether the learner is in charge: the server has not
+// said its limit. l.mu is held.
+func (l *Limiter) learning() bool { return l.s.hLimit == 0 }
+
+// spread is the margin for the spread of arrival delays: twice the round
+// trip's mean deviation, and a millisecond for the scheduler. l.mu is held.
+func (l *Limiter) spread() int64 { return 2*l.s.rttDev + int64(time.Millisecond) }
+
+// learnSuccess gives a success to the learner. It reports whether the
+// pacer must change. l.mu is held.
+func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
+	s := &l.s
+	if !l.learning() {
+		return false
+	}
+	e := &s.e
+	seq, at := l.seq.Load(), now
+	if t != nil {
+		seq, at = t.seq, t.at
+	}
+	was, limit, budget := e.phase, e.limit, e.budget
+	// Slow start: one more in flight per success, while the cap binds.
+	c := l.inflightCap()
+	grow := c > 0 && l.inflight.Load()+1 >= c
+	refilled := e.success(l.arrival(now, t), seq, grow, l.spread())
+	if refilled {
+		e.dbg(now, "refill")
+	}
+	next := l.seq.Load() + 1
+	if refilled {
+		s.fresh = true
+		if e.phase == PhaseSettled && was != PhaseSettled {
+			e.schedule(now, next, l.params().maxPause)
+		}
+	}
+	interval := l.b.interval.Load()
+	demand := now-l.blocked.Load() < max(2*interval, s.rtt, int64(time.Millisecond))
+	probed := e.probe(now, at, next, demand, l.spread(), l.params().maxPause)
+	return refilled || probed || e.phase != was || e.limit != limit || e.budget != budget || e.phase == PhaseCold
+}
+
+// learnThrottle gives a throttle to the learner. It returns until when to
+// pause (0 for no pause) and whether a probe goes first, and whether the
+// pacer must change. l.mu is held.
+func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed bool) {
+	s := &l.s
+	if !l.learning() {
+		return 0, false, false
+	}
+	e := &s.e
+	seq := l.seq.Load()
+	if t != nil {
+		seq = t.seq
+	}
+	p := l.params()
+	next := l.seq.Load() + 1
+	fails := e.fails
+	arrive, probe := e.throttle(now, l.arrival(now, t), seq, next, max(l.inflight.Load(), 0), s.rtt, p.maxPause)
+	if arrive != 0 {
+		e.dbg(now, fmt.Sprintf("thr->%.3f %v", float64(arrive-devT0)/1e9, probe))
+	}
+	if e.fails != fails {
+		e.schedule(now, next, p.maxPause)
+	}
+	if arrive == 0 {
+		return 0, false, e.fails != fails
+	}
+	return max(arrive-s.rtt/2, now), probe, true
 }
 
 // left returns how much of the server's Remaining is left: Remaining less
@@ -170,9 +215,6 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 			_, _, _, rw := ruleLimits(l.rule)
 			w = int64(max(rw, time.Second))
 		}
-		if s.hLimit > 0 && float64(o.Limit)/float64(w) > float64(s.hLimit)/float64(s.hWindow) {
-			s.forget() // the server raised the quota: what throttles taught is past
-		}
 		s.hLimit, s.hWindow = o.Limit, w
 	}
 	if o.Has(quota.FieldRemaining|quota.FieldReset) && !o.ResetAt.IsZero() {
@@ -193,97 +235,11 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 	}
 }
 
-// recompute derives the bucket and window in force from the rule, the
-// headers and the learned rate, and installs them. It reports whether the
-// change is big enough to wake the waiters. l.mu is held.
-func (l *Limiter) recompute(now int64) (big bool) {
-	s := &l.s
-	p := l.params()
-	rate, burst, wlim, wlen := ruleLimits(l.rule)
-	src := SourceNone
-	if rate > 0 || wlim > 0 {
-		src = SourceRule
+// arrival estimates when the request of ticket t, answered at now,
+// reached the server: half a round trip after it was sent. l.mu is held.
+func (l *Limiter) arrival(now int64, t *Ticket) int64 {
+	if t != nil {
+		return t.at + l.s.rtt/2
 	}
-	if s.hLimit > 0 {
-		// Pace at L per W: with a burst of 1, no W ever holds more than L.
-		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow)
-		burst, wlim, wlen = 1, s.hLimit, time.Duration(s.hWindow)
-		src = SourceHeaders
-	}
-	base := rate
-	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
-	var recheck int64
-	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
-		// Spend what is left evenly until the earliest moment the reset
-		// may come; after it, Remaining says nothing more.
-		recheck = min(s.hEarly, s.hRemAt+p.headerTTL)
-		if left := l.left(); left > 0 {
-			if rr := float64(left) * 1e9 / float64(s.hEarly-now); rate == 0 || rr < rate {
-				rate, burst = rr, 1
-				if src == SourceNone {
-					src = SourceHeaders
-				}
-			}
-		}
-	}
-	if s.rate > 0 && base > 0 && s.rate >= base {
-		s.forget() // grown past the rule or headers: no longer binding
-	}
-	learned := s.rate > 0 && (rate == 0 || s.rate < rate)
-	if learned {
-		// Pace at the learned rate, and keep a learned window of as many
-		// per second: right after a cut, the last second may hold more
-		// than that, and a fixed-window server is still counting them.
-		rate, burst, src = s.rate, 1, SourceLearned
-		wlim, wlen = int64(math.Ceil(s.rate)), time.Second
-	}
-	s.src, s.wlim, s.wlen = src, wlim, wlen
-	s.rateNow, s.burstNow = rate, burst
-	l.recheck.Store(recheck)
-	big = l.b.set(now, rate, burst)
-
-	// The window, when the bucket does not already imply it: with a burst
-	// of 1 and a rate of at most wlim/wlen, no wlen ever holds more than
-	// wlim. Once in force, it stays until it has not been needed for a
-	// whole window (the recent past may hold a burst); it costs up to one
-	// bucket of its capacity (see package window).
-	cur := l.win.Load()
-	need := learned && now-s.cutAt < int64(wlen) ||
-		wlim > 0 && (rate == 0 || burst > 1 || rate*wlen.Seconds() > float64(wlim)*(1+1e-9))
-	if need {
-		s.winNeeded = now
-	}
-	switch {
-	case wlim == 0 || !need && cur != nil && (learned || now-s.winNeeded >= int64(max(cur.Len(), wlen))):
-		if cur != nil {
-			l.win.Store(nil)
-		}
-	case cur != nil && cur.Len() == wlen:
-		l.winLimit.Store(wlim)
-	case need || cur != nil:
-		w := windowFor(wlen, p.windowBuckets)
-		t := time.Unix(0, now)
-		switch {
-		case cur != nil:
-			w.Add(t, int(cur.Count(t))) // carried over, conservatively
-		case learned:
-			// A fixed-window server still counts what was sent in the last
-			// second: a new learned window starts with it, at the times
-			// it was sent, and with what is in flight.
-			s.sent.roll(now)
-			for e := s.sent.e - 9; e <= s.sent.e; e++ {
-				if n := s.sent.c[mod11(e)]; n > 0 && e >= 0 {
-					w.Add(time.Unix(0, e*meterWidth), int(n))
-				}
-			}
-			w.Add(t, int(max(l.inflight.Load(), 0)))
-		}
-		l.winLimit.Store(wlim)
-		l.win.Store(w)
-	}
-	return big
-}
-
-func windowFor(d time.Duration, buckets int) *window.Window {
-	return window.New(d, buckets)
+	return now - l.s.rtt/2
 }

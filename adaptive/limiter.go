@@ -45,6 +45,7 @@ type Limiter struct {
 
 	seq      atomic.Uint64 // tickets issued so far; a ticket's number
 	inflight atomic.Int64  // tickets neither done nor cancelled
+	capOff   atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
 	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
 	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
@@ -94,7 +95,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 // sees ends the probe. Use ReserveAt to tie answers to admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
 	ns := now.UnixNano()
-	_, _, wait, _ := l.admit(now, ns)
+	_, _, wait, _ := l.admit(now, ns, false)
 	if wait != 0 {
 		return false
 	}
@@ -107,7 +108,7 @@ func (l *Limiter) AllowAt(now time.Time) bool {
 // with Done or Cancel.
 func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 	ns := now.UnixNano()
-	probe, mark, wait, _ := l.admit(now, ns)
+	probe, mark, wait, _ := l.admit(now, ns, true)
 	if wait != 0 {
 		return Ticket{}, false
 	}
@@ -117,9 +118,10 @@ func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 // Reserve is ReserveAt(time.Now()).
 func (l *Limiter) Reserve() (Ticket, bool) { return l.ReserveAt(time.Now()) }
 
+// ticket issues the ticket of a request admitted at now, whose place in
+// flight admit or Wait has taken.
 func (l *Limiter) ticket(now, probe, mark int64) Ticket {
 	touch(l, now)
-	l.inflight.Add(1)
 	return Ticket{l: l, seq: l.seq.Add(1), at: now, probe: probe, mark: mark}
 }
 
@@ -128,22 +130,31 @@ const (
 	reasonPause  = "pause"
 	reasonRate   = "rate"
 	reasonWindow = "window"
+	reasonFlight = "in flight"
 )
 
-// admit runs the three checks at now (ns is now in Unix ns). It returns
-// wait 0 on success, with the probe deadline if the caller is the probe and
-// the token's mark; otherwise how long until a retry could succeed (at
-// least 1 ns) and why.
-func (l *Limiter) admit(now time.Time, ns int64) (probe, mark, wait int64, reason string) {
+// admit runs the checks at now (ns is now in Unix ns): the gate, slow
+// start's cap on requests in flight, the bucket and the window. With
+// place, an admitted request takes its place in flight. It returns wait 0
+// on success, with the probe deadline if the caller is the probe and the
+// token's mark; otherwise how long until a retry could succeed (at least 1
+// ns) and why.
+func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait int64, reason string) {
 	l.refresh(ns)
 	wait, probe = l.g.enter(ns, l.params().probeTimeout)
 	if wait > 0 {
 		l.markBlocked(ns)
 		return 0, 0, wait, reasonPause
 	}
+	if !l.takePlace(place) {
+		l.unprobe(probe)
+		l.markBlocked(ns)
+		return 0, 0, 1, reasonFlight
+	}
 	if probe != 0 {
 		mark = l.b.force(ns)
 	} else if wait, mark = l.b.take(ns); wait > 0 {
+		l.dropPlace(place)
 		l.unprobe(probe)
 		l.markBlocked(ns)
 		return 0, 0, wait, reasonRate
@@ -151,12 +162,40 @@ func (l *Limiter) admit(now time.Time, ns int64) (probe, mark, wait int64, reaso
 	if w := l.win.Load(); w != nil {
 		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
 			l.b.giveBack(mark)
+			l.dropPlace(place)
 			l.unprobe(probe)
 			l.markBlocked(ns)
 			return 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1), reasonWindow
 		}
 	}
 	return probe, mark, 0, ""
+}
+
+// takePlace takes a place in flight (only checks there is one, without
+// place) under slow start's cap, if one is in force. It reports whether
+// there was one.
+func (l *Limiter) takePlace(place bool) bool {
+	c := l.inflightCap()
+	for {
+		n := l.inflight.Load()
+		if c > 0 && n >= c {
+			return false
+		}
+		if !place || l.inflight.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// dropPlace gives back a place in flight taken by takePlace(place) for a
+// request not sent, waking the waiters if slow start's cap binds.
+func (l *Limiter) dropPlace(place bool) {
+	if !place {
+		return
+	}
+	if n := l.inflight.Add(-1); l.inflightCap() > 0 && n+1 >= l.inflightCap() {
+		l.notify()
+	}
 }
 
 // refresh derives the limits again if a reset or the header TTL has passed

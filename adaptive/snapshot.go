@@ -42,7 +42,16 @@ type Snapshot struct {
 	Probing    bool          // a probe is wanted or in flight
 	InFlight   int64         // tickets neither done nor cancelled
 	Source     Source        // where Rate came from
-	Learned    float64       // the learned rate cap, 0 if none
+
+	// The learner's estimate of a server that does not say its limit
+	// (see the package doc): L̂ requests per Ŵ, with Ŵ bounded in
+	// (WindowLow, WindowHigh].
+	Phase         Phase         // cold, measuring or settled
+	Learned       float64       // the learned rate, LearnedLimit per LearnedWindow; 0 if none
+	LearnedLimit  int64         // L̂, requests the server grants per window; 0 if none
+	LearnedWindow time.Duration // Ŵ, the server's window as learned; 0 while unbounded
+	WindowLow     time.Duration // the learned window is longer than this
+	WindowHigh    time.Duration // and at most this; 0 while unbounded
 }
 
 // Snapshot returns the Limiter's current state.
@@ -60,7 +69,13 @@ func (l *Limiter) Snapshot() Snapshot {
 		sn.Remaining, sn.ResetAt, sn.Stale = s.hRem, time.Unix(0, s.hReset), s.stale
 	}
 	sn.Limit, sn.Window = s.wlim, s.wlen // also when the bucket alone enforces it
-	sn.Source, sn.Learned = s.src, s.rate
+	e := &s.e
+	sn.Source, sn.Phase = s.src, e.phase
+	sn.LearnedLimit, sn.LearnedWindow = e.limit, time.Duration(e.win)
+	sn.WindowLow, sn.WindowHigh = time.Duration(e.wlo), time.Duration(e.whi)
+	if e.limit > 0 && e.win > 0 {
+		sn.Learned = float64(e.limit) / time.Duration(e.win).Seconds()
+	}
 	sn.Rate, sn.Burst = s.rateNow, s.burstNow
 	if sn.Rate == 0 {
 		sn.Burst = 0

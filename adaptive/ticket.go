@@ -53,8 +53,8 @@ func (t Ticket) Cancel() {
 	if t.l == nil {
 		return
 	}
-	t.l.inflight.Add(-1)
 	t.l.b.giveBack(t.mark)
+	t.l.dropPlace(true)
 	t.l.unprobe(t.probe)
 }
 

@@ -77,6 +77,27 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			continue
 		}
 
+		// Slow start's cap on requests in flight: take a place, or wait
+		// for an answer to free one.
+		if !l.takePlace(true) {
+			l.markBlocked(ns)
+			wake := l.wakeCh() // then look again, so no wake is missed
+			if !l.takePlace(true) {
+				l.unprobe(probe)
+				if _, err := sleep(p.probeTimeout, wake); err != nil {
+					return Ticket{}, err
+				}
+				continue
+			}
+		}
+		placed := true
+		drop := func() {
+			if placed {
+				placed = false
+				l.dropPlace(true)
+			}
+		}
+
 		// The bucket: take a place in the queue, and keep it. If the rate
 		// changes while we sleep, the bucket rescales its queue, and we
 		// rescale our own due time the same way. If a pause voids the
@@ -89,6 +110,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			due, mark, ok = l.b.reserve(ns, maxWait)
 		}
 		if !ok {
+			drop()
 			l.unprobe(probe)
 			return Ticket{}, fail(now, due-ns, reasonRate)
 		}
@@ -97,6 +119,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			l.markBlocked(ns)
 			if _, err := sleep(due-ns, l.wakeCh()); err != nil {
 				l.b.giveBack(mark)
+				drop()
 				l.unprobe(probe)
 				return Ticket{}, err
 			}
@@ -108,17 +131,20 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 				interval, reservedAt = t, ns
 				if hasDeadline && due > deadline.UnixNano() {
 					l.b.giveBack(mark)
+					drop()
 					l.unprobe(probe)
 					return Ticket{}, fail(now, due-ns, reasonRate)
 				}
 			}
 		}
 		if l.b.epoch.Load() != epoch && probe == 0 {
+			drop()
 			continue // our place was voided by a pause
 		}
 		if reservedAt != ns && probe == 0 {
 			if w, pr := l.g.enter(ns, p.probeTimeout); w > 0 {
 				l.b.giveBack(mark) // a pause began while we slept
+				drop()
 				continue
 			} else {
 				probe = pr
@@ -131,8 +157,8 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 		// the rest paced after it (see bucket.stall). Keeping the places
 		// instead would release every holder together when the window
 		// frees, a burst that then stays in the window a window later. The
-		// probe, and requests when nothing paces, wait for the window in
-		// place.
+		// probe waits for the window in place; requests when nothing paces
+		// wait for it, then queue again from the gate.
 		voided := false
 		for {
 			w, limit := l.win.Load(), l.winLimit.Load()
@@ -144,6 +170,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			d := max(free.Sub(now).Nanoseconds(), 1)
 			if hasDeadline && d > deadline.Sub(now).Nanoseconds() {
 				l.b.giveBack(mark)
+				drop()
 				l.unprobe(probe)
 				return Ticket{}, fail(now, d, reasonWindow)
 			}
@@ -157,17 +184,22 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			}
 			if _, err := sleep(d, l.wakeCh()); err != nil {
 				l.b.giveBack(mark)
+				drop()
 				l.unprobe(probe)
 				return Ticket{}, err
 			}
 			now = time.Now()
 			ns = now.UnixNano()
-			if probe == 0 && l.b.epoch.Load() != epoch {
+			if probe == 0 {
+				// Look at the gate again: a pause or a probe may have
+				// begun while we slept.
+				l.b.giveBack(mark)
 				voided = true
 				break
 			}
 		}
 		if voided {
+			drop()
 			continue
 		}
 		t := l.ticket(ns, probe, mark)

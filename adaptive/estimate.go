@@ -1,0 +1,433 @@
+package adaptive
+
+import (
+	"time"
+)
+
+// Phase is where the learner is in finding a server's quota from its
+// throttles alone.
+type Phase uint8
+
+// The learner's phases.
+const (
+	// PhaseCold: nothing learned yet. Slow start: a few requests in
+	// flight, one more for each success, until the first throttle.
+	PhaseCold Phase = iota
+	// PhaseMeasuring: a window at a time. After each refill (the first
+	// success after a throttle) the server's window is spent by sending
+	// L̂ and one more; the count that got through is L̂, and the time
+	// between refills bounds Ŵ.
+	PhaseMeasuring
+	// PhaseSettled: paced evenly at L̂ per Ŵ, probing now and then.
+	PhaseSettled
+)
+
+func (p Phase) String() string {
+	switch p {
+	case PhaseCold:
+		return "cold"
+	case PhaseMeasuring:
+		return "measuring"
+	case PhaseSettled:
+		return "settled"
+	}
+	return "Phase(?)"
+}
+
+// refill is one refill the estimator found: the server's window started
+// in (lo, hi] (arrival times, Unix ns), the n-th window counted from the
+// first refill found.
+type refill struct {
+	n      int64
+	lo, hi int64
+}
+
+// maxRefills is how many refills the estimator keeps to bound Ŵ.
+const maxRefills = 8
+
+// estimator is the learner's model of a server that says nothing but
+// "throttled": it grants at most L requests per window W, counted where
+// requests arrive. It estimates L̂ and bounds W in (wlo, whi] from refills
+// and the counts between them (see the package doc). Times are arrival
+// times at the server, Unix ns. Limiter.mu guards it.
+type estimator struct {
+	phase    Phase
+	limit    int64 // L̂; 0 while nothing is learned
+	wlo, whi int64 // W lies in (wlo, whi]; whi 0 while unbounded
+	win      int64 // Ŵ: a round value within the bounds, or whi; 0 while unbounded
+
+	ref  [maxRefills]refill // the newest refills, a ring
+	nref int64              // refills found so far
+
+	// The current server window: begun at start (a refill's hi; 0 if not
+	// seen), count successes arrived in it, budget admissions allowed in
+	// it while measuring.
+	start, count, budget int64
+	measured             int // windows measured since the phase began
+	firstOK              int64
+
+	// Seeking the refill after a throttle: the window was spent with
+	// spent successes (-1 if unknown), lastThr is the latest throttle's
+	// arrival, gap the doubling step, tries the seek probes throttled;
+	// only admissions from seekSeq on are seek probes.
+	seeking bool
+	spent   int64
+	pending int64 // requests in flight when the window was found spent
+	chain   bool  // the window spent began at the newest refill: the next is one window on
+	lastThr int64
+	gap     int64
+	tries   int
+	seekSeq uint64
+
+	// Probing above L̂ while settled: no probe before probeAt (time) and
+	// probeSeq (admission); a span in force until spanEnd, from
+	// admission spanSeq; fails doubles the spacing.
+	probeAt, spanEnd  int64
+	probeSeq          uint64
+	spanSeq, spanStop uint64
+	fails             int
+
+	cwnd int64 // slow start's cap on requests in flight while cold, less initialWindow
+}
+
+// initialWindow is slow start's first cap on requests in flight: a herd of
+// callers on a fresh tenant never sends more at once.
+const initialWindow = 4
+
+// roundWindows are the window lengths quotas are set in: a window bounded
+// tightly enough to hold exactly one of them is taken to be it.
+var roundWindows = [...]time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+	30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
+	15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// snapSpan is how wide, at most, the bounds on W may be (whi/wlo) for a
+// round value within them to be taken as W: at 1.25 no two fit.
+const snapSpan = 1.25
+
+// settleSpan is how tight the bounds on W must be (whi/wlo) to settle
+// without a round value: pacing at whi then wastes at most 1.5%.
+const settleSpan = 1.015
+
+// maxMeasured is how many windows the learner measures at most before it
+// settles at the upper bound of W, however loose.
+const maxMeasured = 6
+
+// success takes a success that arrived at a (admission number seq); grow
+// says slow start's cap on requests in flight was binding. It reports
+// whether the success was a refill.
+func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refilled bool) {
+	switch {
+	case e.phase == PhaseCold:
+		e.count++
+		if grow {
+			e.cwnd++
+		}
+		if e.firstOK == 0 && e.nref == 0 {
+			e.firstOK = a
+		}
+		return false
+	case !e.seeking:
+		if e.start == 0 || a > e.start {
+			e.count++
+		}
+		if e.phase == PhaseMeasuring && e.count >= e.budget && e.count > e.limit {
+			// The one above L̂ got through: the quota grew. Send more,
+			// until a throttle says how much.
+			e.limit, e.budget = e.count, 2*e.count
+		}
+		return false
+	case a <= e.lastThr:
+		// Arrived before the window was spent: it counts in it.
+		e.count++
+		if e.spent >= 0 {
+			e.spent++
+		}
+		return false
+	}
+	if e.tries == 0 && e.spent < e.limit {
+		// The window was not spent: the throttle came below L̂ and the
+		// first request after it got through. That contradicts a count
+		// limit (it is shedding, a concurrency limit, or a request that
+		// crossed a window's edge): nothing changes.
+		e.seeking = false
+		return false
+	}
+	e.found(e.lastThr-spread, a+spread)
+	confirmed := e.spent > 0 && e.start != 0
+	if confirmed {
+		// The whole window, from its refill to the throttle and nothing
+		// but throttles after: that is the quota.
+		e.limit = e.spent
+	}
+	e.seeking = false
+	e.start, e.count = a, 1
+	e.budget = e.limit + 1
+	e.measured++
+	if e.phase == PhaseSettled {
+		// Throttled while settled: measure a window again.
+		e.phase, e.measured = PhaseMeasuring, 1
+	}
+	if confirmed && e.whi > 0 && (e.win != e.whi || float64(e.whi) <= settleSpan*float64(e.wlo) || e.measured > maxMeasured) {
+		e.phase = PhaseSettled
+	}
+	return true
+}
+
+// minProbeGap is how many admissions, at least, separate two probes above
+// L̂: a failed probe costs about one throttle, so probing an unchanged quota
+// costs at most about 0.5% of what is sent.
+const minProbeGap = 200
+
+// schedule sets when the next probe above L̂ may start: at least one window
+// and minProbeGap admissions after next, both doubled by every failed probe,
+// but never more than maxPause later (or one window, if longer).
+func (e *estimator) schedule(now int64, next uint64, maxPause int64) {
+	k := int64(1) << min(e.fails, 16)
+	e.probeAt = now + min(e.win*k, max(maxPause, e.win))
+	e.probeSeq = next + uint64(minProbeGap*k)
+}
+
+// probe moves the probe above L̂ on, at a success admitted at at (Unix ns)
+// answered at now, while settled: it starts a span when one is due and
+// callers wait on the pacer (demand), and judges a span once a request
+// admitted after its end is answered. A span whose requests, one more than
+// L̂ per window, all got through means the quota grew: the learner sends
+// until a throttle, as when cold, and measures again. It reports whether
+// the pacer must change.
+func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPause int64) bool {
+	if e.phase != PhaseSettled || e.seeking {
+		return false
+	}
+	switch {
+	case e.spanEnd != 0 && at >= e.spanEnd:
+		e.spanEnd = 0
+		if next-e.spanSeq <= uint64(e.limit) {
+			// Too few were sent to tell: try again later.
+			e.schedule(now, next, maxPause)
+			return true
+		}
+		e.fails = 0
+		e.dbg(now, "grew")
+		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
+		return true
+	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
+		e.spanSeq, e.spanStop = next, 0
+		e.spanEnd = now + e.win + spread + (e.win+spread)/max(e.limit, 1)
+		e.dbg(now, "span")
+		return true
+	}
+	return false
+}
+
+// found records a refill in (lo, hi] and narrows the bounds on W with
+// every refill kept: refills n_i and n_k apart by d windows give
+// (lo_k − hi_i)/d < W ≤ (hi_k − lo_i)/d. Bounds that contradict each other
+// mean the server changed (or is no fixed window): start again from this
+// refill.
+func (e *estimator) found(lo, hi int64) {
+	n := int64(1)
+	if e.nref > 0 {
+		last := e.ref[(e.nref-1)%maxRefills]
+		n = last.n + 1
+		if !e.chain && e.whi > 0 {
+			// Windows may have gone by unmeasured (while settled): count
+			// them by the bounds, if these leave one count only.
+			wlo, whi := e.wlo, e.whi
+			if e.win != e.whi {
+				wlo, whi = e.win, e.win
+			}
+			first := last.n + max(1, ceilDiv(lo-last.hi, whi))
+			final := last.n + max(1, (hi-last.lo)/max(wlo, 1))
+			n = first
+			if final != first {
+				// Too long ago to tell: keep the bounds, not the refills.
+				e.nref = 0
+			}
+		}
+	} else if e.firstOK > 0 {
+		// The cold window held the first success: W > lo − firstOK.
+		e.wlo = max(e.wlo, lo-e.firstOK)
+	}
+	e.firstOK = 0
+	wlo, whi := e.wlo, e.whi
+	for i := max(e.nref-maxRefills, 0); i < e.nref; i++ {
+		r := e.ref[i%maxRefills]
+		d := n - r.n
+		if d <= 0 {
+			continue
+		}
+		wlo = max(wlo, (lo-r.hi)/d)
+		if b := (hi - r.lo) / d; whi == 0 || b < whi {
+			whi = b
+		}
+	}
+	if whi > 0 && wlo >= whi {
+		// Contradiction: forget the refills, keep this one.
+		e.nref, wlo, whi, n = 0, 0, 0, 1
+	}
+	e.ref[e.nref%maxRefills] = refill{n: n, lo: lo, hi: hi}
+	e.nref++
+	e.wlo, e.whi = wlo, whi
+	e.win = snap(wlo, whi)
+}
+
+// ceilDiv returns a/b rounded up, for b > 0.
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
+	}
+	return q
+}
+
+// snap returns the window in force for bounds (wlo, whi]: the round value
+// within them if they are tight enough to hold one only, else whi.
+func snap(wlo, whi int64) int64 {
+	if whi <= 0 {
+		return 0
+	}
+	if float64(whi) <= snapSpan*float64(max(wlo, 1)) {
+		for _, r := range roundWindows {
+			if int64(r) > wlo && int64(r) <= whi {
+				return int64(r)
+			}
+		}
+	}
+	return whi
+}
+
+// throttle takes a throttle that arrived at a (admission number seq, next
+// the number the next admission gets, pending the requests still in
+// flight). It returns until when to pause, as the time the next request
+// should arrive at the server (0 for no pause), and whether that request
+// is a probe the others wait for.
+func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPause int64) (u int64, probe bool) {
+	switch {
+	case e.phase == PhaseCold:
+		// What got through is L̂; after a probe went through, at least
+		// one more than before.
+		e.limit = max(e.count, e.limit+1)
+		e.phase, e.measured = PhaseMeasuring, 0
+		e.begin(e.count, 0, a, next, rtt)
+		e.start = 0 // the cold window began before we saw it
+		return e.nextProbe(now, rtt, maxPause), true
+	case e.seeking:
+		e.lastThr = max(e.lastThr, a)
+		if seq < e.seekSeq {
+			return 0, false // in flight before the last probe was asked for
+		}
+		e.tries++
+		e.seekSeq = next
+		return e.nextProbe(now, rtt, maxPause), true
+	case e.phase == PhaseSettled && e.spanSeq != 0 && seq >= e.spanSeq:
+		if e.spanEnd != 0 {
+			// The probe above L̂ failed: the quota is unchanged, and the
+			// server's window is spent. Pause until it surely ended, and
+			// probe again later, twice as late.
+			e.spanEnd = 0
+			e.fails = min(e.fails+1, 16)
+			e.spanStop = next
+			e.dbg(now, "spanfail")
+			if _, b := e.predict(a); b > a {
+				return b, false
+			}
+		}
+		if seq < e.spanStop {
+			return 0, false // the failed probe, or one sent with it
+		}
+	}
+	// The window is spent: below L̂ if this is not the measured window's
+	// expected end, which the next request tells.
+	spent := int64(-1)
+	if e.start != 0 && e.phase == PhaseMeasuring {
+		spent = e.count
+	}
+	e.begin(spent, pending, a, next, rtt)
+	return e.nextProbe(now, rtt, maxPause), true
+}
+
+// begin starts seeking the refill after a throttle arrived at a.
+func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
+	e.seeking, e.spent, e.pending, e.lastThr, e.tries, e.seekSeq = true, spent, pending, a, 0, next
+	e.chain = e.phase == PhaseMeasuring && e.start != 0 && e.nref > 0
+	e.gap = max(rtt, e.wlo/16, int64(time.Millisecond))
+	e.spanEnd = 0
+}
+
+// nextProbe returns when the next seek probe should arrive at the server.
+//
+// A throttle that may not be the window's end (one below L̂, with no more
+// answers due that could make up the count) is tested at once. Otherwise,
+// with W bounded, the next refill lies in a predicted interval and the
+// probe goes to its middle (a throttled probe halves it); with W bounded
+// below only, the first probe goes where the window could end first, then
+// at intervals that double from a sixteenth of that bound (from one round
+// trip with nothing known). A refill that did not come by the predicted
+// end means the model was wrong: the refills are forgotten.
+func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
+	if e.tries == 0 && e.spent+e.pending < e.limit {
+		return now + rtt/2
+	}
+	a, b := e.predict(e.lastThr)
+	a = max(a, e.lastThr)
+	var target int64
+	switch {
+	case b > e.lastThr:
+		target = a + (b-a)/2
+		if b-a < 2*rtt {
+			target = b
+		}
+	case b > 0:
+		// The refill should have come: the model no longer fits.
+		e.nref, e.wlo, e.whi, e.win = 0, 0, 0, 0
+		fallthrough
+	default:
+		if a > e.lastThr {
+			target = a
+		} else {
+			target = e.lastThr + e.gap
+			e.gap = min(2*e.gap, maxPause)
+		}
+	}
+	return max(target, now+rtt/2)
+}
+
+// predict returns where the first refill not yet due at after lies: in
+// (a, b], from the refills kept and the bounds on W (W itself if snapped
+// to a round value); b is 0 while W is unbounded above, and a too while
+// nothing is known.
+func (e *estimator) predict(after int64) (a, b int64) {
+	if e.nref == 0 || e.wlo <= 0 {
+		return 0, 0
+	}
+	wlo, whi := e.wlo, e.whi
+	if e.win != e.whi {
+		wlo, whi = e.win, e.win
+	}
+	last := e.ref[(e.nref-1)%maxRefills]
+	n := last.n + 1
+	if whi > 0 && after > last.hi+whi {
+		n = last.n + (after-last.hi)/whi + 1
+	}
+	for i := max(e.nref-maxRefills, 0); i < e.nref; i++ {
+		r := e.ref[i%maxRefills]
+		a = max(a, r.lo+(n-r.n)*wlo)
+		if whi > 0 {
+			if x := r.hi + (n-r.n)*whi; b == 0 || x < b {
+				b = x
+			}
+		}
+	}
+	return a, b
+}
+
+// pace returns what the learner paces at: L̂ per ŵ (Ŵ plus the spread of
+// arrival delays), 0 if nothing is learned or the window is unknown.
+func (e *estimator) pace(spread int64) (limit int64, win int64) {
+	if e.limit <= 0 || e.win <= 0 {
+		return 0, 0
+	}
+	return e.limit, e.win + spread
+}

@@ -1,0 +1,132 @@
+package adaptive
+
+import (
+	"time"
+
+	"github.com/tollgate-go/tollgate/window"
+)
+
+// recompute derives the pacer in force (the bucket, the window and slow
+// start's cap on requests in flight) from the rule, the headers and the
+// learner's estimate, and installs it. It reports whether the change is
+// big enough to wake the waiters. l.mu is held.
+func (l *Limiter) recompute(now int64) (big bool) {
+	s := &l.s
+	p := l.params()
+	rate, burst, wlim, wlen := ruleLimits(l.rule)
+	src := SourceNone
+	if rate > 0 || wlim > 0 {
+		src = SourceRule
+	}
+	if s.hLimit > 0 {
+		// Pace at L per W: with a burst of 1, no W ever holds more than L.
+		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow)
+		burst, wlim, wlen = 1, s.hLimit, time.Duration(s.hWindow)
+		src = SourceHeaders
+	}
+	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
+	var recheck int64
+	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
+		// Spend what is left evenly until the earliest moment the reset
+		// may come; after it, Remaining says nothing more.
+		recheck = min(s.hEarly, s.hRemAt+p.headerTTL)
+		if left := l.left(); left > 0 {
+			if rr := float64(left) * 1e9 / float64(s.hEarly-now); rate == 0 || rr < rate {
+				rate, burst = rr, 1
+				if src == SourceNone {
+					src = SourceHeaders
+				}
+			}
+		}
+	}
+	// The learner, while the server does not say its limit: see the
+	// package doc.
+	capIn := int64(-1)
+	fresh := false
+	if e := &s.e; l.learning() {
+		switch e.phase {
+		case PhaseCold:
+			if src == SourceNone {
+				capIn = e.cwnd // slow start
+			}
+		case PhaseMeasuring:
+			// Unpaced, at most the window's budget until the window could
+			// end: the gate holds the rest back until the next refill.
+			rate, burst, src = 0, 0, SourceLearned
+			wlim, wlen = 0, 0
+			if e.start != 0 {
+				wlim = e.budget
+				wlen = time.Duration(max(e.wlo-l.spread(), 4*s.rtt, int64(time.Millisecond)))
+				fresh = s.fresh
+			}
+		case PhaseSettled:
+			limit, win := e.pace(l.spread())
+			if e.spanEnd != 0 {
+				// A probe: one more per window, over the shortest window
+				// the bounds allow.
+				limit, win = limit+1, max(min(e.wlo, e.win), 1)
+			}
+			rate, burst, src = float64(limit)*1e9/float64(win), 1, SourceLearned
+			wlim, wlen = 0, 0
+		}
+	}
+	s.fresh = false
+	l.capOff.Store(capIn)
+	s.src, s.wlim, s.wlen = src, wlim, wlen
+	if src == SourceLearned {
+		// The window the learner paces by, for Snapshot.
+		if limit, win := s.e.pace(l.spread()); limit > 0 && s.e.phase == PhaseSettled {
+			s.wlim, s.wlen = limit, time.Duration(win)
+		}
+	}
+	s.rateNow, s.burstNow = rate, burst
+	l.recheck.Store(recheck)
+	big = l.b.set(now, rate, burst)
+	l.setWindow(now, rate, burst, wlim, wlen, fresh)
+	return big
+}
+
+// setWindow installs the sliding window of at most wlim per wlen, when the
+// bucket does not already imply it: with a burst of 1 and a rate of at most
+// wlim/wlen, no wlen ever holds more than wlim. Once in force, it stays
+// until it has not been needed for a whole window (the recent past may
+// hold a burst); it costs up to one bucket of its capacity (see package
+// window). fresh starts an empty one: a measured window's budget, less the
+// refill that began it. l.mu is held.
+func (l *Limiter) setWindow(now int64, rate float64, burst int, wlim int64, wlen time.Duration, fresh bool) {
+	s := &l.s
+	cur := l.win.Load()
+	need := wlim > 0 && (rate == 0 || burst > 1 || rate*wlen.Seconds() > float64(wlim)*(1+1e-9))
+	if need {
+		s.winNeeded = now
+	}
+	t := time.Unix(0, now)
+	switch {
+	case wlim == 0 || !need && cur != nil && now-s.winNeeded >= int64(max(cur.Len(), wlen)):
+		if cur != nil {
+			l.win.Store(nil)
+		}
+	case fresh:
+		w := window.New(wlen, l.params().windowBuckets)
+		w.Add(t, 1)
+		l.winLimit.Store(wlim)
+		l.win.Store(w)
+	case cur != nil && cur.Len() == wlen:
+		l.winLimit.Store(wlim)
+	case need || cur != nil:
+		w := window.New(wlen, l.params().windowBuckets)
+		if cur != nil {
+			w.Add(t, int(cur.Count(t))) // carried over, conservatively
+		}
+		l.winLimit.Store(wlim)
+		l.win.Store(w)
+	}
+}
+// inflightCap returns slow start's cap on requests in flight, 0 for none.
+func (l *Limiter) inflightCap() int64 {
+	c := l.capOff.Load()
+	if c < 0 {
+		return 0
+	}
+	return c + initialWindow
+}
