@@ -54,6 +54,7 @@ type estimator struct {
 	phase    Phase
 	limit    int64 // L̂; 0 while nothing is learned
 	wlo, whi int64 // W lies in (wlo, whi]; whi 0 while unbounded
+	coldLo   int64 // a lower bound on W from the cold window
 	win      int64 // Ŵ: a round value within the bounds, or whi; 0 while unbounded
 
 	ref  [maxRefills]refill // the newest refills, a ring
@@ -63,7 +64,8 @@ type estimator struct {
 	// seen), count successes arrived in it, budget admissions allowed in
 	// it while measuring.
 	start, count, budget int64
-	measured             int // windows measured since the phase began
+	startLo              int64 // the window began after this
+	measured             int   // windows measured since the phase began
 	firstOK              int64
 
 	// Seeking the refill after a throttle: the window was spent with
@@ -74,6 +76,9 @@ type estimator struct {
 	spent   int64
 	pending int64 // requests in flight when the window was found spent
 	chain   bool  // the window spent began at the newest refill: the next is one window on
+	cold    bool  // the window spent is the cold one
+	low     int64 // the last measured window's count, below L̂; 0 if none
+	unsure  bool  // the window's count may include the next window's
 	lastThr int64
 	gap     int64
 	tries   int
@@ -129,10 +134,17 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		return false
 	case !e.seeking:
-		if e.start == 0 || a > e.start {
-			e.count++
+		if e.start != 0 && (a <= e.start || e.whi > 0 && a > e.start+e.whi) {
+			return false // not in the window begun at start
 		}
+		e.count++
 		if e.phase == PhaseMeasuring && e.count >= e.budget && e.count > e.limit {
+			if !e.within(a) {
+				// Perhaps in the next window already: this window's
+				// count is unknown.
+				e.unsure = true
+				return false
+			}
 			// The one above L̂ got through: the quota grew. Send more,
 			// until a throttle says how much.
 			e.limit, e.budget = e.count, 2*e.count
@@ -155,14 +167,26 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		return false
 	}
 	e.found(e.lastThr-spread, a+spread)
-	confirmed := e.spent > 0 && e.start != 0
-	if confirmed {
+	confirmed := e.spent > 0 && (e.start != 0 || e.cold)
+	switch {
+	case !confirmed:
+	case e.cold || e.spent >= e.limit:
 		// The whole window, from its refill to the throttle and nothing
-		// but throttles after: that is the quota.
-		e.limit = e.spent
+		// but throttles after: that is the quota. (The cold window's
+		// count is a first guess: slow start may have begun in the
+		// window before.)
+		e.limit, e.low = e.spent, 0
+	case e.low > 0:
+		// A second window below L̂ in a row: the quota fell.
+		e.limit, e.low = max(e.spent, e.low), 0
+	default:
+		// One window below L̂ may be the tail of a sliding window or a
+		// bucket refilling: the next one says.
+		e.low = e.spent
 	}
-	e.seeking = false
-	e.start, e.count = a, 1
+	confirmed = confirmed && !e.cold && e.low == 0
+	e.seeking, e.cold, e.unsure = false, false, false
+	e.start, e.startLo, e.count = a, e.lastThr-spread, 1
 	e.budget = e.limit + 1
 	e.measured++
 	if e.phase == PhaseSettled {
@@ -221,6 +245,24 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 	return false
 }
 
+// transient takes an answer that failed for no quota reason: while a
+// window is measured, its request may not have counted, so one more may
+// go to reach the window's end.
+func (e *estimator) transient() bool {
+	if e.phase != PhaseMeasuring || e.seeking || e.start == 0 {
+		return false
+	}
+	e.budget++
+	return true
+}
+
+// within reports whether a request that arrived at a was surely in the
+// window begun at the newest refill: before the earliest moment the next
+// could begin.
+func (e *estimator) within(a int64) bool {
+	return e.wlo > 0 && a <= e.startLo+e.wlo
+}
+
 // found records a refill in (lo, hi] and narrows the bounds on W with
 // every refill kept: refills n_i and n_k apart by d windows give
 // (lo_k − hi_i)/d < W ≤ (hi_k − lo_i)/d. Bounds that contradict each other
@@ -248,29 +290,60 @@ func (e *estimator) found(lo, hi int64) {
 		}
 	} else if e.firstOK > 0 {
 		// The cold window held the first success: W > lo − firstOK.
-		e.wlo = max(e.wlo, lo-e.firstOK)
+		e.coldLo = lo - e.firstOK
 	}
 	e.firstOK = 0
-	wlo, whi := e.wlo, e.whi
-	for i := max(e.nref-maxRefills, 0); i < e.nref; i++ {
-		r := e.ref[i%maxRefills]
-		d := n - r.n
-		if d <= 0 {
-			continue
-		}
-		wlo = max(wlo, (lo-r.hi)/d)
-		if b := (hi - r.lo) / d; whi == 0 || b < whi {
-			whi = b
-		}
-	}
-	if whi > 0 && wlo >= whi {
-		// Contradiction: forget the refills, keep this one.
-		e.nref, wlo, whi, n = 0, 0, 0, 1
-	}
 	e.ref[e.nref%maxRefills] = refill{n: n, lo: lo, hi: hi}
 	e.nref++
-	e.wlo, e.whi = wlo, whi
-	e.win = snap(wlo, whi)
+	e.bound()
+}
+
+// bound derives the bounds on W from the refills kept, newest first,
+// dropping the older ones that contradict the newer (the server changed,
+// or its window drifts, as a sliding log's does).
+func (e *estimator) bound() {
+	newest := e.nref - 1
+	oldest := max(e.nref-maxRefills, 0)
+	wlo, whi := int64(0), int64(0)
+	for j := newest; j > oldest; j-- {
+		rj := e.ref[j%maxRefills]
+		lo, hi := wlo, whi
+		ok := true
+		for i := j - 1; i >= oldest && ok; i-- {
+			ri := e.ref[i%maxRefills]
+			d := rj.n - ri.n
+			if d <= 0 {
+				continue
+			}
+			lo = max(lo, (rj.lo-ri.hi)/d)
+			if b := (rj.hi - ri.lo) / d; hi == 0 || b < hi {
+				hi = b
+			}
+			if hi > 0 && lo >= hi {
+				// Refill i and those before it contradict the newer:
+				// keep the newer only.
+				ok = false
+				oldest = i + 1
+			}
+		}
+		if ok {
+			wlo, whi = lo, hi
+		}
+	}
+	if oldest > max(e.nref-maxRefills, 0) {
+		// Keep the consistent ones only.
+		kept := e.nref - oldest
+		var ref [maxRefills]refill
+		for k := range kept {
+			ref[k] = e.ref[(oldest+k)%maxRefills]
+		}
+		e.ref, e.nref = ref, kept
+	}
+	e.wlo, e.whi = max(wlo, e.coldLo), whi
+	if e.whi > 0 && e.wlo >= e.whi {
+		e.wlo = 0
+	}
+	e.win = snap(e.wlo, e.whi)
 }
 
 // ceilDiv returns a/b rounded up, for b > 0.
@@ -311,7 +384,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 		e.limit = max(e.count, e.limit+1)
 		e.phase, e.measured = PhaseMeasuring, 0
 		e.begin(e.count, 0, a, next, rtt)
-		e.start = 0 // the cold window began before we saw it
+		e.start, e.cold = 0, e.nref == 0 // the cold window began before we saw it
 		return e.nextProbe(now, rtt, maxPause), true
 	case e.seeking:
 		e.lastThr = max(e.lastThr, a)
@@ -339,9 +412,10 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 		}
 	}
 	// The window is spent: below L̂ if this is not the measured window's
-	// expected end, which the next request tells.
+	// expected end, which the next request tells. Its count is known if
+	// the throttle was surely in the window begun at start.
 	spent := int64(-1)
-	if e.start != 0 && e.phase == PhaseMeasuring {
+	if e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && e.within(a) {
 		spent = e.count
 	}
 	e.begin(spent, pending, a, next, rtt)
@@ -380,8 +454,13 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 			target = b
 		}
 	case b > 0:
-		// The refill should have come: the model no longer fits.
-		e.nref, e.wlo, e.whi, e.win = 0, 0, 0, 0
+		// The refill should have come: the model no longer fits. Keep
+		// the newest refill and the lower bound on W only.
+		e.ref[0], e.nref = e.ref[(e.nref-1)%maxRefills], 1
+		e.whi, e.win, e.coldLo = 0, 0, 0
+		if e.phase == PhaseSettled {
+			e.phase, e.measured = PhaseMeasuring, 0
+		}
 		fallthrough
 	default:
 		if a > e.lastThr {

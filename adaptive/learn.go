@@ -78,6 +78,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 		if t != nil && t.probe != 0 {
 			wake = l.g.release(t.probe)
 		}
+		learned = l.learning() && s.e.transient()
 	default:
 		l.readHeaders(&o, now, t)
 		if u, short := l.pauseUntil(&o, t); u > now || short {
@@ -115,8 +116,8 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	if s.hRemAt > 0 && now-s.hRemAt < p.headerTTL && s.hWake > now && l.left() <= 0 {
 		wake = l.pause(now, min(s.hWake, now+p.maxPause), false) || wake
 	}
-	if c := l.inflightCap(); c > 0 && l.inflight.Load()+1 >= c {
-		wake = true // a place in slow start's window came free
+	if c := l.inflightCap(); c > 0 && l.inflight.Load() < c {
+		wake = true // a place in slow start's window is free
 	}
 	l.mu.Unlock()
 	if wake {
@@ -149,6 +150,9 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	c := l.inflightCap()
 	grow := c > 0 && l.inflight.Load()+1 >= c
 	refilled := e.success(l.arrival(now, t), seq, grow, l.spread())
+	if e.phase == PhaseCold && e.count%10 == 0 {
+		e.dbg(now, fmt.Sprintf("cold cap=%d inflight=%d grow=%v", c, l.inflight.Load(), grow))
+	}
 	if refilled {
 		e.dbg(now, "refill")
 	}

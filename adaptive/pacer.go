@@ -60,7 +60,11 @@ func (l *Limiter) recompute(now int64) (big bool) {
 				fresh = s.fresh
 			}
 		case PhaseSettled:
+			fresh = s.fresh
 			limit, win := e.pace(l.spread())
+			if limit <= 0 || win <= 0 {
+				break // cannot be: settling takes both
+			}
 			if e.spanEnd != 0 {
 				// A probe: one more per window, over the shortest window
 				// the bounds allow.
@@ -82,6 +86,10 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	s.rateNow, s.burstNow = rate, burst
 	l.recheck.Store(recheck)
 	big = l.b.set(now, rate, burst)
+	if fresh && src == SourceLearned && rate > 0 {
+		// Settled at a refill: the refill itself took the first place.
+		l.b.startAt(max(l.b.tat.Load(), now+l.b.interval.Load()))
+	}
 	l.setWindow(now, rate, burst, wlim, wlen, fresh)
 	return big
 }
