@@ -155,7 +155,9 @@ func (w *Window) retire(e int64, c uint64) {
 	for {
 		old := slot.Load()
 		oe, oc := unpack(old, e)
-		if oe > e || (oe == e && oc >= c) {
+		if old != 0 && (oe > e || (oe == e && oc >= c)) {
+			// (A zero word is an empty slot: read as an epoch it may
+			// seem newer than e.)
 			return
 		}
 		if slot.CompareAndSwap(old, pack(e, c)) {

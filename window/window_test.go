@@ -1,6 +1,7 @@
 package window
 
 import (
+	"math/rand"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -203,6 +204,36 @@ func TestFixedWindowServer(t *testing.T) {
 		for win, c := range counts {
 			if c > L {
 				t.Fatalf("phase %d window %d: %d > %d", phase, win, c, L)
+			}
+		}
+	}
+}
+
+// TestNarrowWindowAgrees checks, on windows whose buckets are a
+// millisecond wide (bucket numbers near today's Unix milliseconds, where an
+// empty ring slot read as an epoch seems newer than any real one), that
+// TryAdd refuses only when NextFree says the window has no room now. A
+// retire that
+// took empty slots for newer buckets lost their counts: TryAdd refused on
+// its cached sum while NextFree, reading the ring, said there was room.
+func TestNarrowWindowAgrees(t *testing.T) {
+	const limit = 43
+	for seed := range 500 {
+		r := rand.New(rand.NewSource(int64(seed)))
+		start := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+		w := New(8*time.Millisecond, 64)
+		now := start
+		for i := range 300 {
+			now = now.Add(time.Duration(r.Intn(3000)) * time.Microsecond)
+			if r.Intn(4) == 0 {
+				w.Add(now, r.Intn(limit))
+				continue
+			}
+			if w.TryAdd(now, 1, limit) {
+				continue
+			}
+			if free := w.NextFree(now, 1, limit); !free.After(now) {
+				t.Fatalf("seed %d, step %d: TryAdd refused, NextFree says free now (count %d)", seed, i, w.Count(now))
 			}
 		}
 	}
