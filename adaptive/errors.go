@@ -18,10 +18,14 @@ var ErrWouldExceedDeadline = errors.New("adaptive: wait would exceed the context
 type WaitError struct {
 	Wait   time.Duration // how long the wait would have been (a lower bound when Reason is "pause")
 	Left   time.Duration // how long there was until the deadline
-	Reason string        // what held the request back: "rate", "window" or "pause"
+	Reason string        // what held the request back: "rate", "window", "pause", "in flight" or "round trip"
 }
 
 func (e *WaitError) Error() string {
+	if e.Reason == reasonRoundTrip {
+		return fmt.Sprintf("adaptive: %v left before the context deadline, less than a round trip (%v): the answer would come too late",
+			e.Left.Round(time.Microsecond), e.Wait.Round(time.Microsecond))
+	}
 	return fmt.Sprintf("adaptive: would wait %v for the %s limit, past the context deadline (%v left)",
 		e.Wait.Round(time.Microsecond), e.Reason, e.Left.Round(time.Microsecond))
 }

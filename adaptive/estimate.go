@@ -54,7 +54,6 @@ type estimator struct {
 	phase    Phase
 	limit    int64 // L̂; 0 while nothing is learned
 	wlo, whi int64 // W lies in (wlo, whi]; whi 0 while unbounded
-	coldLo   int64 // a lower bound on W from the cold window
 	win      int64 // Ŵ: a round value within the bounds, or whi; 0 while unbounded
 
 	ref  [maxRefills]refill // the newest refills, a ring
@@ -66,6 +65,7 @@ type estimator struct {
 	start, count, budget int64
 	startLo              int64 // the window began after this
 	measured             int   // windows measured since the phase began
+	firstHi              int64 // when the first of them began
 	firstOK              int64
 
 	// Seeking the refill after a throttle: the window was spent with
@@ -80,6 +80,7 @@ type estimator struct {
 	low     int64 // the last measured window's count, below L̂; 0 if none
 	unsure  bool  // the window's count may include the next window's
 	lastThr int64
+	predLo  int64 // the refill is predicted after this; 0 if not
 	gap     int64
 	tries   int
 	seekSeq uint64
@@ -129,9 +130,6 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		if grow {
 			e.cwnd++
 		}
-		if e.firstOK == 0 && e.nref == 0 {
-			e.firstOK = a
-		}
 		return false
 	case !e.seeking:
 		if e.start != 0 && (a <= e.start || e.whi > 0 && a > e.start+e.whi) {
@@ -158,15 +156,16 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		return false
 	}
-	if e.tries == 0 && e.spent < e.limit {
+	if e.tries == 0 && e.spent+e.pending < e.limit && (e.start == 0 || e.within(a)) {
 		// The window was not spent: the throttle came below L̂ and the
-		// first request after it got through. That contradicts a count
-		// limit (it is shedding, a concurrency limit, or a request that
-		// crossed a window's edge): nothing changes.
+		// first request after it got through, in the same window. That
+		// contradicts a count limit (it is shedding, a concurrency
+		// limit, or a request that crossed a window's edge): nothing
+		// changes.
 		e.seeking = false
 		return false
 	}
-	e.found(e.lastThr-spread, a+spread)
+	e.found(max(e.lastThr, e.predLo)-spread, a+spread)
 	confirmed := e.spent > 0 && (e.start != 0 || e.cold)
 	switch {
 	case !confirmed:
@@ -193,7 +192,18 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		// Throttled while settled: measure a window again.
 		e.phase, e.measured = PhaseMeasuring, 1
 	}
-	if confirmed && e.whi > 0 && (e.win != e.whi || float64(e.whi) <= settleSpan*float64(e.wlo) || e.measured > maxMeasured) {
+	if e.measured == 1 {
+		e.firstHi = a
+	}
+	switch {
+	case confirmed && e.whi > 0 && (e.win != e.whi || float64(e.whi) <= settleSpan*float64(e.wlo) || e.measured > maxMeasured):
+		e.phase = PhaseSettled
+	case e.measured > 2*maxMeasured && e.limit > 0:
+		// The refills fit no fixed window (a sliding log or a bucket,
+		// whose refills follow our own sends): settle at L̂ per the mean
+		// time between them, which is at least the server's window.
+		e.win = max((a-e.firstHi)/int64(e.measured-1), e.wlo, 1)
+		e.wlo, e.whi = min(e.wlo, e.win), max(e.whi, e.win)
 		e.phase = PhaseSettled
 	}
 	return true
@@ -233,13 +243,13 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 			return true
 		}
 		e.fails = 0
-		e.dbg(now, "grew")
+
 		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
 		e.spanSeq, e.spanStop = next, 0
 		e.spanEnd = now + e.win + spread + (e.win+spread)/max(e.limit, 1)
-		e.dbg(now, "span")
+
 		return true
 	}
 	return false
@@ -273,7 +283,11 @@ func (e *estimator) found(lo, hi int64) {
 	if e.nref > 0 {
 		last := e.ref[(e.nref-1)%maxRefills]
 		n = last.n + 1
-		if !e.chain && e.whi > 0 {
+		if !e.chain && e.whi == 0 {
+			// Windows may have gone by, and nothing says how many:
+			// keep the lower bound, not the refills.
+			e.nref = 0
+		} else if !e.chain {
 			// Windows may have gone by unmeasured (while settled): count
 			// them by the bounds, if these leave one count only.
 			wlo, whi := e.wlo, e.whi
@@ -288,11 +302,7 @@ func (e *estimator) found(lo, hi int64) {
 				e.nref = 0
 			}
 		}
-	} else if e.firstOK > 0 {
-		// The cold window held the first success: W > lo − firstOK.
-		e.coldLo = lo - e.firstOK
 	}
-	e.firstOK = 0
 	e.ref[e.nref%maxRefills] = refill{n: n, lo: lo, hi: hi}
 	e.nref++
 	e.bound()
@@ -339,7 +349,7 @@ func (e *estimator) bound() {
 		}
 		e.ref, e.nref = ref, kept
 	}
-	e.wlo, e.whi = max(wlo, e.coldLo), whi
+	e.wlo, e.whi = wlo, whi
 	if e.whi > 0 && e.wlo >= e.whi {
 		e.wlo = 0
 	}
@@ -383,8 +393,8 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 		// one more than before.
 		e.limit = max(e.count, e.limit+1)
 		e.phase, e.measured = PhaseMeasuring, 0
-		e.begin(e.count, 0, a, next, rtt)
 		e.start, e.cold = 0, e.nref == 0 // the cold window began before we saw it
+		e.begin(e.count, 0, a, next, rtt)
 		return e.nextProbe(now, rtt, maxPause), true
 	case e.seeking:
 		e.lastThr = max(e.lastThr, a)
@@ -402,7 +412,6 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 			e.spanEnd = 0
 			e.fails = min(e.fails+1, 16)
 			e.spanStop = next
-			e.dbg(now, "spanfail")
 			if _, b := e.predict(a); b > a {
 				return b, false
 			}
@@ -425,6 +434,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 // begin starts seeking the refill after a throttle arrived at a.
 func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.seeking, e.spent, e.pending, e.lastThr, e.tries, e.seekSeq = true, spent, pending, a, 0, next
+	e.predLo = 0
 	e.chain = e.phase == PhaseMeasuring && e.start != 0 && e.nref > 0
 	e.gap = max(rtt, e.wlo/16, int64(time.Millisecond))
 	e.spanEnd = 0
@@ -446,6 +456,10 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 	}
 	a, b := e.predict(e.lastThr)
 	a = max(a, e.lastThr)
+	e.predLo = 0
+	if b > e.lastThr {
+		e.predLo = a // the refill comes after it, as the model has it
+	}
 	var target int64
 	switch {
 	case b > e.lastThr:
@@ -457,7 +471,7 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 		// The refill should have come: the model no longer fits. Keep
 		// the newest refill and the lower bound on W only.
 		e.ref[0], e.nref = e.ref[(e.nref-1)%maxRefills], 1
-		e.whi, e.win, e.coldLo = 0, 0, 0
+		e.whi, e.win = 0, 0
 		if e.phase == PhaseSettled {
 			e.phase, e.measured = PhaseMeasuring, 0
 		}

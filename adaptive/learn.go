@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/tollgate-go/tollgate/quota"
@@ -20,22 +19,24 @@ type learnState struct {
 	hWake   int64  // when a pause for Remaining spent ends: hEarly plus the slack, up to wakeSlack
 
 	// Learned from the answers.
-	e       estimator // the learner's model of a server that says nothing
-	rtt     int64     // smoothed round trip of tickets, ns
-	rttDev  int64     // smoothed mean deviation of the round trip, ns
-	hintEnd int64     // Unix ns when the last pause shortened by a hint's slack ended
-	hintSeq uint64    // the first admission after it
-	hintGap int64     // the last wait added after a throttled probe, ns
+	e        *estimator // the learner's model of a server that says nothing; nil until its first throttle
+	coldOK   int64      // successes before the first throttle
+	coldCwnd int64      // slow start's cap before the first throttle, less initialWindow
+	rtt      int64      // smoothed round trip of tickets, ns
+	rttDev   int64      // smoothed mean deviation of the round trip, ns
+	hintEnd  int64      // Unix ns when the last pause shortened by a hint's slack ended
+	hintSeq  uint64     // the first admission after it
+	hintGap  int64      // the last wait added after a throttled probe, ns
 
 	// The pacer in force, as derived by recompute.
-	wlim     int64         // window limit in force
-	wlen     time.Duration // its window
-	rateNow  float64       // the rate in force
-	burstNow int           // the burst in force
-	fresh    bool          // a measured window begins: its budget starts empty
-	winNeeded int64        // Unix ns when the window was last needed
-	src      Source        // where the rate in force came from
-	stale    bool          // Remaining is older than HeaderTTL
+	wlim      int64         // window limit in force
+	wlen      time.Duration // its window
+	rateNow   float64       // the rate in force
+	burstNow  int           // the burst in force
+	fresh     bool          // a measured window begins: its budget starts empty
+	winNeeded int64         // Unix ns when the window was last needed
+	src       Source        // where the rate in force came from
+	stale     bool          // Remaining is older than HeaderTTL
 }
 
 // Observe learns from an answer not tied to a Ticket (for one tied to a
@@ -70,6 +71,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 			s.rtt += dev / 8
 			s.rttDev += (max(dev, -dev) - s.rttDev) / 4
 		}
+		l.rtt.Store(s.rtt)
 	}
 	learned := false // the learner's estimate changed
 	switch {
@@ -78,7 +80,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 		if t != nil && t.probe != 0 {
 			wake = l.g.release(t.probe)
 		}
-		learned = l.learning() && s.e.transient()
+		learned = l.learning() && s.e != nil && s.e.transient()
 	default:
 		l.readHeaders(&o, now, t)
 		if u, short := l.pauseUntil(&o, t); u > now || short {
@@ -140,22 +142,24 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	if !l.learning() {
 		return false
 	}
-	e := &s.e
+	// Slow start: one more in flight per success, while the cap binds.
+	c := l.inflightCap()
+	grow := c > 0 && l.inflight.Load()+1 >= c
+	e := s.e
+	if e == nil {
+		// Cold, and never throttled: only slow start's count is kept.
+		s.coldOK++
+		if grow {
+			s.coldCwnd++
+		}
+		return grow
+	}
 	seq, at := l.seq.Load(), now
 	if t != nil {
 		seq, at = t.seq, t.at
 	}
 	was, limit, budget := e.phase, e.limit, e.budget
-	// Slow start: one more in flight per success, while the cap binds.
-	c := l.inflightCap()
-	grow := c > 0 && l.inflight.Load()+1 >= c
 	refilled := e.success(l.arrival(now, t), seq, grow, l.spread())
-	if e.phase == PhaseCold && e.count%10 == 0 {
-		e.dbg(now, fmt.Sprintf("cold cap=%d inflight=%d grow=%v", c, l.inflight.Load(), grow))
-	}
-	if refilled {
-		e.dbg(now, "refill")
-	}
 	next := l.seq.Load() + 1
 	if refilled {
 		s.fresh = true
@@ -166,7 +170,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	interval := l.b.interval.Load()
 	demand := now-l.blocked.Load() < max(2*interval, s.rtt, int64(time.Millisecond))
 	probed := e.probe(now, at, next, demand, l.spread(), l.params().maxPause)
-	return refilled || probed || e.phase != was || e.limit != limit || e.budget != budget || e.phase == PhaseCold
+	return refilled || probed || e.phase != was || e.limit != limit || e.budget != budget || grow && e.phase == PhaseCold
 }
 
 // learnThrottle gives a throttle to the learner. It returns until when to
@@ -177,7 +181,11 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	if !l.learning() {
 		return 0, false, false
 	}
-	e := &s.e
+	if s.e == nil {
+		// The first throttle: the model begins, from slow start's count.
+		s.e = &estimator{count: s.coldOK, cwnd: s.coldCwnd}
+	}
+	e := s.e
 	seq := l.seq.Load()
 	if t != nil {
 		seq = t.seq
@@ -186,9 +194,6 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	next := l.seq.Load() + 1
 	fails := e.fails
 	arrive, probe := e.throttle(now, l.arrival(now, t), seq, next, max(l.inflight.Load(), 0), s.rtt, p.maxPause)
-	if arrive != 0 {
-		e.dbg(now, fmt.Sprintf("thr->%.3f %v", float64(arrive-devT0)/1e9, probe))
-	}
 	if e.fails != fails {
 		e.schedule(now, next, p.maxPause)
 	}

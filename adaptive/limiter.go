@@ -46,6 +46,7 @@ type Limiter struct {
 	seq      atomic.Uint64 // tickets issued so far; a ticket's number
 	inflight atomic.Int64  // tickets neither done nor cancelled
 	capOff   atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
+	rtt      atomic.Int64  // the smoothed round trip, ns (learnState.rtt, for Wait)
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
 	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
 	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
@@ -131,6 +132,9 @@ const (
 	reasonRate   = "rate"
 	reasonWindow = "window"
 	reasonFlight = "in flight"
+	// Admitted with less than a round trip left: its answer would come
+	// after the deadline, and the server would count it for nothing.
+	reasonRoundTrip = "round trip"
 )
 
 // admit runs the checks at now (ns is now in Unix ns): the gate, slow

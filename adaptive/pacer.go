@@ -43,17 +43,21 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	// package doc.
 	capIn := int64(-1)
 	fresh := false
-	if e := &s.e; l.learning() {
+	e := s.e
+	if e == nil && l.learning() && src == SourceNone {
+		capIn = s.coldCwnd // slow start
+	}
+	if e != nil && l.learning() {
 		switch e.phase {
 		case PhaseCold:
 			if src == SourceNone {
-				capIn = e.cwnd // slow start
+				capIn = e.cwnd // slow start again, after a probe went through
 			}
 		case PhaseMeasuring:
-			// Unpaced, at most the window's budget until the window could
-			// end: the gate holds the rest back until the next refill.
-			rate, burst, src = 0, 0, SourceLearned
-			wlim, wlen = 0, 0
+			// At most the window's budget until the window could end (the
+			// gate holds the rest back until the next refill), unpaced
+			// unless a rule paces.
+			src, wlim, wlen = SourceLearned, 0, 0
 			if e.start != 0 {
 				wlim = e.budget
 				wlen = time.Duration(max(e.wlo-l.spread(), 4*s.rtt, int64(time.Millisecond)))
@@ -68,7 +72,10 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			if e.spanEnd != 0 {
 				// A probe: one more per window, over the shortest window
 				// the bounds allow.
-				limit, win = limit+1, max(min(e.wlo, e.win), 1)
+				limit, win = limit+1, e.win
+				if e.wlo > 0 {
+					win = min(e.wlo, win)
+				}
 			}
 			rate, burst, src = float64(limit)*1e9/float64(win), 1, SourceLearned
 			wlim, wlen = 0, 0
@@ -79,7 +86,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	s.src, s.wlim, s.wlen = src, wlim, wlen
 	if src == SourceLearned {
 		// The window the learner paces by, for Snapshot.
-		if limit, win := s.e.pace(l.spread()); limit > 0 && s.e.phase == PhaseSettled {
+		if limit, win := e.pace(l.spread()); limit > 0 && e.phase == PhaseSettled {
 			s.wlim, s.wlen = limit, time.Duration(win)
 		}
 	}
@@ -130,6 +137,7 @@ func (l *Limiter) setWindow(now int64, rate float64, burst int, wlim int64, wlen
 		l.win.Store(w)
 	}
 }
+
 // inflightCap returns slow start's cap on requests in flight, 0 for none.
 func (l *Limiter) inflightCap() int64 {
 	c := l.capOff.Load()

@@ -69,12 +69,14 @@ func (l *Limiter) Snapshot() Snapshot {
 		sn.Remaining, sn.ResetAt, sn.Stale = s.hRem, time.Unix(0, s.hReset), s.stale
 	}
 	sn.Limit, sn.Window = s.wlim, s.wlen // also when the bucket alone enforces it
-	e := &s.e
-	sn.Source, sn.Phase = s.src, e.phase
-	sn.LearnedLimit, sn.LearnedWindow = e.limit, time.Duration(e.win)
-	sn.WindowLow, sn.WindowHigh = time.Duration(e.wlo), time.Duration(e.whi)
-	if e.limit > 0 && e.win > 0 {
-		sn.Learned = float64(e.limit) / time.Duration(e.win).Seconds()
+	sn.Source = s.src
+	if e := s.e; e != nil {
+		sn.Phase = e.phase
+		sn.LearnedLimit, sn.LearnedWindow = e.limit, time.Duration(e.win)
+		sn.WindowLow, sn.WindowHigh = time.Duration(e.wlo), time.Duration(e.whi)
+		if e.limit > 0 && e.win > 0 {
+			sn.Learned = float64(e.limit) / time.Duration(e.win).Seconds()
+		}
 	}
 	sn.Rate, sn.Burst = s.rateNow, s.burstNow
 	if sn.Rate == 0 {

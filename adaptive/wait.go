@@ -202,6 +202,14 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			drop()
 			continue
 		}
+		if rtt := l.rtt.Load(); hasDeadline && slept && deadline.Sub(now).Nanoseconds() < rtt {
+			// Held back until too late: the answer would come after the
+			// deadline, and the server would count the request anyway.
+			l.b.giveBack(mark)
+			drop()
+			l.unprobe(probe)
+			return Ticket{}, fail(now, rtt, reasonRoundTrip)
+		}
 		t := l.ticket(ns, probe, mark)
 		t.waited = slept
 		return t, nil
