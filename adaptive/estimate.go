@@ -148,17 +148,19 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 			e.limit, e.budget = e.count, 2*e.count
 		}
 		return false
-	case a <= e.lastThr:
-		// Arrived before the window was spent: it counts in it.
+	case a <= e.lastThr || seq < e.seekSeq:
+		// Arrived before the window was spent, or sent before that was
+		// known (jitter may bring it after the throttle): it counts in it.
 		e.count++
 		if e.spent >= 0 {
 			e.spent++
 		}
 		return false
 	}
-	if e.tries == 0 && e.spent+e.pending < e.limit && (e.start == 0 || e.within(a)) {
+	if e.tries == 0 && e.belowLimit() && (e.start == 0 || e.wlo == 0 || e.within(a)) {
 		// The window was not spent: the throttle came below L̂ and the
-		// first request after it got through, in the same window. That
+		// first request after it got through, in the same window (or
+		// nothing says it was another). That
 		// contradicts a count limit (it is shedding, a concurrency
 		// limit, or a request that crossed a window's edge): nothing
 		// changes.
@@ -264,6 +266,13 @@ func (e *estimator) transient() bool {
 	}
 	e.budget++
 	return true
+}
+
+// belowLimit reports whether the window was found spent below L̂, or at
+// an unknown count: even with the answers still due, it may not be the
+// window's end.
+func (e *estimator) belowLimit() bool {
+	return e.spent < 0 || e.spent+e.pending < e.limit
 }
 
 // within reports whether a request that arrived at a was surely in the
@@ -424,7 +433,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 	// expected end, which the next request tells. Its count is known if
 	// the throttle was surely in the window begun at start.
 	spent := int64(-1)
-	if e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && e.within(a) {
+	if e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && (e.wlo == 0 || e.within(a)) {
 		spent = e.count
 	}
 	e.begin(spent, pending, a, next, rtt)
@@ -451,7 +460,7 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // trip with nothing known). A refill that did not come by the predicted
 // end means the model was wrong: the refills are forgotten.
 func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
-	if e.tries == 0 && e.spent+e.pending < e.limit {
+	if e.tries == 0 && e.belowLimit() {
 		return now + rtt/2
 	}
 	a, b := e.predict(e.lastThr)

@@ -63,7 +63,7 @@ func TestQuotaChangedLive(t *testing.T) {
 		headers fakecloud.HeaderMode
 		b       [3]checker // for each step
 	}{
-		{"none", fakecloud.HeadersNone, [3]checker{withoutHeaders, withoutHeaders, withoutHeaders}},
+		{"none", fakecloud.HeadersNone, [3]checker{withoutHeaders, quotaFell, quotaRaised}},
 		{"x-ratelimit", fakecloud.HeadersXRateLimit, [3]checker{withHeaders, withHeaders, withHeaders}},
 		{"alibaba", fakecloud.HeadersAlibaba, [3]checker{withHeaders, withHeaders, withHeaders}},
 	} {
@@ -172,14 +172,18 @@ func TestAcrossSeeds(t *testing.T) {
 		for _, limit := range []int{10, 100} {
 			t.Run(fmt.Sprintf("seed %d/%d per s", seed, limit), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					steady(t, fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency, Seed: seed}), limit, withoutHeaders)
+					b := withoutHeaders
+					if limit == 10 {
+						b = lowQuota
+					}
+					steady(t, fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency, Seed: seed}), limit, b)
 				})
 			})
 		}
 		t.Run(fmt.Sprintf("seed %d/changed live", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(60), Phases: stepPhases(), Faults: latency, Seed: seed})
-				stepped(t, cloud, [3]checker{withoutHeaders, withoutHeaders, withoutHeaders})
+				stepped(t, cloud, [3]checker{withoutHeaders, quotaFell, quotaRaised})
 			})
 		})
 	}

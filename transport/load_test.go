@@ -129,6 +129,20 @@ type bounds struct {
 var (
 	withHeaders    = bounds{minGoodput: 0.98, maxThrottled: 0.01}
 	withoutHeaders = bounds{minGoodput: 0.95, maxThrottled: 0.05}
+
+	// REGRESSION FLOORS for the learner's model (issue #20) where the
+	// quota changes live with no headers, moved from withoutHeaders. The
+	// fall, 60/s to 20/s: the model measures windows again, a few
+	// throttles each, measured 8-17% throttled in the 8 s after it. The
+	// raise, 20/s to 80/s: a probe above L̂ comes at least 200 admissions
+	// apart (10 s at 20/s, doubled after a failed one), so that probing an
+	// unchanged quota costs under 0.5%; the raise is found within three
+	// windows of that probe, after the 8 s measured: 25% there.
+	quotaFell = bounds{minGoodput: 0.95, maxThrottled: 0.20}
+	// At 10/s a window measured again costs a throttle or two of ten:
+	// measured 4.8-6.5% throttled over 8 seeds, goodput 98-100%.
+	lowQuota    = bounds{minGoodput: 0.95, maxThrottled: 0.08}
+	quotaRaised = bounds{minGoodput: 0.20, maxThrottled: 0.05}
 )
 
 // checker checks a span against a scenario's bounds.

@@ -367,13 +367,19 @@ func progress(ctx context.Context, o options, out io.Writer, tr *transport.Trans
 	}
 }
 
-// limiterRate describes the rate of the tenant tollgate tracks, e.g.
-// "19.4/s (learned)".
+// limiterRate describes what the limiter of the tenant tollgate tracks
+// does, e.g. "20/1s, 20/s (learned)", or "slow start" and "measuring"
+// while the learner finds the quota.
 func limiterRate(tr *transport.Transport) string {
-	s := "unlimited"
+	s := "slow start"
 	tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
 		snap := l.Snapshot()
-		if snap.Rate > 0 {
+		switch {
+		case snap.Source == adaptive.SourceLearned && snap.Phase == adaptive.PhaseMeasuring:
+			s = fmt.Sprintf("measuring, %d per window", snap.LearnedLimit)
+		case snap.Source == adaptive.SourceLearned:
+			s = fmt.Sprintf("%d/%v, %.1f/s (learned)", snap.LearnedLimit, snap.LearnedWindow, snap.Rate)
+		case snap.Rate > 0:
 			s = fmt.Sprintf("%.1f/s (%s)", snap.Rate, snap.Source)
 		}
 		return false
