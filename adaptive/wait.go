@@ -202,9 +202,9 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			drop()
 			continue
 		}
-		if rtt := l.rtt.Load(); hasDeadline && slept && deadline.Sub(now).Nanoseconds() < rtt {
-			// Held back until too late: the answer would come after the
-			// deadline, and the server would count the request anyway.
+		if rtt := l.rtt.Load(); hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
+			// Too late: the answer would come after the deadline, and
+			// the server would count the request for nothing.
 			l.b.giveBack(mark)
 			drop()
 			l.unprobe(probe)
