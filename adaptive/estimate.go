@@ -89,6 +89,7 @@ type estimator struct {
 	// probeSeq (admission); a span in force until spanEnd, from
 	// admission spanSeq; fails doubles the spacing.
 	probeAt, spanEnd  int64
+	spanAt            int64 // the span in force from then to spanEnd
 	probeSeq          uint64
 	spanSeq, spanStop uint64
 	fails             int
@@ -250,7 +251,15 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
 		e.spanSeq, e.spanStop = next, 0
-		e.spanEnd = now + e.win + spread + (e.win+spread)/max(e.limit, 1)
+		if a, b := e.predict(now); b > now && b-a < e.win/8 {
+			// The phase is known: the span is the next window.
+			e.spanAt, e.spanEnd = b, b+e.win+spread
+		} else {
+			// Two windows and a place: one whole server window,
+			// whatever its phase, lies within the span.
+			e.spanAt = now
+			e.spanEnd = now + 2*(e.win+spread) + (e.win+spread)/max(e.limit, 1)
+		}
 
 		return true
 	}
@@ -513,14 +522,20 @@ func (e *estimator) predict(after int64) (a, b int64) {
 	if whi > 0 && after > last.hi+whi {
 		n = last.n + (after-last.hi)/whi + 1
 	}
-	for i := max(e.nref-maxRefills, 0); i < e.nref; i++ {
+	// Newest first: an older refill whose prediction misses the newer
+	// ones' (its window was miscounted) is left out.
+	for i := e.nref - 1; i >= max(e.nref-maxRefills, 0); i-- {
 		r := e.ref[i%maxRefills]
-		a = max(a, r.lo+(n-r.n)*wlo)
+		lo, hi := max(a, r.lo+(n-r.n)*wlo), b
 		if whi > 0 {
-			if x := r.hi + (n-r.n)*whi; b == 0 || x < b {
-				b = x
+			if x := r.hi + (n-r.n)*whi; hi == 0 || x < hi {
+				hi = x
 			}
 		}
+		if hi > 0 && lo >= hi {
+			continue
+		}
+		a, b = lo, hi
 	}
 	return a, b
 }

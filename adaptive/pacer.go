@@ -69,7 +69,13 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			if limit <= 0 || win <= 0 {
 				break // cannot be: settling takes both
 			}
-			if e.spanEnd != 0 {
+			if e.spanEnd != 0 && now < e.spanAt {
+				// A probe is due at the next window: derive the limits
+				// again then.
+				if recheck == 0 || e.spanAt < recheck {
+					recheck = e.spanAt
+				}
+			} else if e.spanEnd != 0 {
 				// A probe: one more per window, over the shortest window
 				// the bounds allow.
 				limit, win = limit+1, e.win
