@@ -192,8 +192,9 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 	e.budget = e.limit + 1
 	e.measured++
 	if e.phase == PhaseSettled {
-		// Throttled while settled: measure a window again.
-		e.phase, e.measured = PhaseMeasuring, 1
+		// Throttled while settled: measure a window again. The server
+		// changed: the probes' spacing starts again too.
+		e.phase, e.measured, e.fails = PhaseMeasuring, 1, 0
 	}
 	if e.measured == 1 {
 		e.firstHi = a
