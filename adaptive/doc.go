@@ -1,78 +1,91 @@
 // Package adaptive is tollgate's engine: a per-tenant limiter that keeps a
 // client inside its server's quota and learns that quota from the answers.
 //
-// A Limiter combines three checks, all of which must pass to admit a request:
+// # The pacer
 //
-//   - a token bucket (rate, burst), kept as a GCRA theoretical arrival time
-//     in one atomic word;
-//   - a sliding window (at most Limit requests in any trailing Window), a
-//     window.Window, used when the bucket alone does not already imply it;
-//   - a pause gate, closed until a time given by a server's retry hint or an
-//     exhausted Remaining. After a throttle's pause one request probes, and
-//     the others wait for its answer (or a probe timeout) before going. A
-//     pause restarts the bucket's queue at its end: places reserved before
-//     it are void, and after it the requests resume at the pace, not in a
-//     burst.
+// A Limiter admits a request when all of these allow it:
 //
-// The limits come from three places, reported by Snapshot.Source: a static
-// quota.Rule, the server's rate-limit headers (limit, window, remaining,
-// reset), or what the Limiter learned from throttles when the server says
-// nothing else. The rules (see Observe) are:
+//   - a pause gate, closed until a time the server asked for (a retry
+//     hint, an exhausted Remaining) or the learner chose (see below);
+//     after a pause one request probes and the others wait for its
+//     answer (or ProbeTimeout);
+//   - slow start's cap on requests in flight, while nothing is known;
+//   - a token bucket (rate, burst), a GCRA theoretical arrival time in one
+//     atomic word, that spreads the requests evenly;
+//   - a sliding window (at most a limit in any trailing window, package
+//     window), where the bucket alone does not imply it.
 //
-//   - Headers known: pace at Limit/Window with a burst of 1, which by itself
-//     keeps at most Limit in any trailing Window. Spend what Remaining is
-//     left evenly until the earliest moment the reset may come: ResetAt less
-//     the answer's ResetSlack (a reset in whole seconds may come a second
-//     early) and less the answer's round trip (a delay counts from the
-//     request's arrival). What is left is Remaining less the requests
-//     admitted after the one answered, which the server had not counted yet.
-//     When nothing is left, pause until that earliest reset, without a
-//     probe. After HeaderTTL without fresh headers the last good limit stays
-//     in force, the stale Remaining is ignored.
-//   - A retry hint pauses the whole tenant until then, capped by MaxPause,
-//     and one request probes before the waiters are released; so does a
-//     throttle that carries a reset, until ResetAt. A hint in whole
-//     seconds (Retry-After: 1) is the server's wait rounded up: the pause
-//     ends at the earliest moment that wait may end (the hint less its
-//     quota.Observation.RetrySlack), and if the probe is throttled too the
-//     next tries wait 100 ms, 200 ms, ... and at last the whole hint.
-//   - A throttle is always a signal, whatever the headers say, at most once
-//     per round trip: throttles of requests admitted before the last cut
-//     are ignored (each Ticket carries its admission number). Any throttle
-//     but a failed probe cuts the rate at once to a little under the
-//     success rate measured over the last second (Headroom), by at least
-//     that and at most the Decrease factor. So the throttles at the tail of
-//     a full fixed window, with successes still coming in, keep the rate
-//     near the quota, while throttles with no success cut by Decrease each
-//     round trip. Then the rate holds at the quota estimate for Hold, and
-//     probes above it: first one request more in one server window, timed
-//     to end as a window ends once a failed step has shown where windows
-//     start, so that probing an unchanged quota costs one throttle; if
-//     that goes through, a ramp 20% above, the overshoot doubling every
-//     ProbeDoubling. A failed probe goes back to the estimate. Time counts
-//     only while the Limiter is the bottleneck, never while idle. For one
-//     window after a cut, a learned window of as many requests per second
-//     as the rate is kept too, seeded with the requests of the last second
-//     that got through, at the times they were sent: a fixed-window server
-//     is still counting them, so nothing more goes into a window it has
-//     already filled. A request held back by a full window gives up its place, and
-//     the bucket's queue restarts when the window has room, paced, so that
-//     the waiters do not leave together.
-//   - With no rule and no signal yet, a Limiter admits everything until the
-//     first throttle, then starts from the measured success rate (over at
-//     least half a second), or from half the requests admitted so far, per
-//     second, if no success has come back yet.
-//   - A Transient answer (e.g. 503 ServiceUnavailable) is not a quota signal.
+// Their settings come from, in order: the server's rate-limit headers
+// (pace at limit/window, spend Remaining evenly until the reset), the
+// learner's estimate where the server says no limit, and a static
+// quota.Rule before either. Snapshot.Source says which is in force.
 //
-// A sliding window is in force only while the bucket does not imply it (a
-// burst above 1, or a learned rate just cut) and, for a rule's or the
-// headers' window, for one window after: it costs up to one bucket of its
-// capacity (see package window).
+// # The learner
 //
-// Admission is two-step, like gobreaker's: Wait and ReserveAt return a Ticket
-// (a small value, no allocation) whose Done reports the answer and whose
-// Cancel gives the token back when the request was never sent. AllowAt is the
-// one-step form for callers with no answer to report.
+// Where the server says nothing but "throttled", the learner's model is
+// that it grants at most L requests per window W, counted where requests
+// arrive, and that we know neither. It estimates L̂ and bounds W in
+// (Ŵlo, Ŵhi]; the pacer then admits L̂ per Ŵ (the bound, or the round value
+// of 1 s, 2 s, 5 s, 10 s, 15 s, 30 s, 1 min ... 1 h it holds) plus the
+// spread of arrival delays, evenly. Nothing in it assumes a window's
+// length. The estimates are in Snapshot (LearnedLimit, LearnedWindow,
+// WindowLow, WindowHigh, Phase).
+//
+// The signal is the refill: the first success after a throttle. A fixed
+// window spent by our requests refills when the next window begins, and
+// grants L more. So:
+//
+//   - Cold (PhaseCold): slow start. Four requests in flight, one more per
+//     success while the cap binds (doubling per round trip), until the
+//     first throttle: the successes so far are the first L̂. A herd of
+//     callers never hits a fresh tenant at once.
+//   - Measuring (PhaseMeasuring), a window at a time: after a throttle the
+//     gate pauses and one probe seeks the refill. With W unbounded the
+//     probes double their spacing from a round trip (about log2(W/round
+//     trip) throttled probes, whatever W is); once refills bound W, the
+//     next refill lies in a predicted interval and each probe halves it.
+//     Each refill k lies in (lo_k, hi_k], between a throttled and a
+//     successful arrival; refills i and k, d windows apart, bound W in
+//     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's
+//     budget is L̂ and one more: the count of successes up to its first
+//     throttle is the window's L. One more succeeding means the quota
+//     grew (the budget doubles until a throttle); a window counted below
+//     L̂ twice in a row means it fell (once may be a sliding log or a
+//     bucket still refilling).
+//   - Settled (PhaseSettled), once a measured window confirmed L̂ and the
+//     bounds on W are tight (1.5%) or hold one round value (or, after six
+//     windows, at the upper bound; after twelve whose refills fit no fixed
+//     window, at the mean time between them): paced evenly
+//     at L̂ per Ŵ. Any throttle is tested at once by one probe: a success
+//     right after it, in the same window, contradicts a count limit
+//     (shedding, a concurrency limit, a request that crossed a window's
+//     edge) and changes nothing; a throttle means the window is spent
+//     below L̂, and the learner measures again.
+//
+// Probing above L̂, only while callers wait on the pacer: at least one
+// window and 200 admissions apart (doubled by each failed probe, reset
+// when the server changes, never more than MaxPause or one window), one
+// window is paced at L̂+1 per the shortest window the bounds allow,
+// aligned to the predicted window when the phase is known. A throttle
+// there means the quota is unchanged: the gate pauses to the window's
+// predicted end, and probing an unchanged quota costs about one throttle
+// in 200. If the window goes through, the quota grew: slow start again
+// until a throttle, then measure. Idle time teaches nothing.
+//
+// A throttle with a retry hint or a reset pauses the tenant as the server
+// asks, whatever the learner does; a Transient answer (e.g. 503) is no
+// quota signal, and in a measured window its request may not have
+// counted, so one more may go.
+//
+// # Admission
+//
+// Admission is two-step, like gobreaker's: Wait and ReserveAt return a
+// Ticket (a small value, no allocation) whose Done reports the answer and
+// whose Cancel gives the token back when the request was never sent.
+// AllowAt is the one-step form for callers with no answer to report. Wait
+// never sleeps past the context's deadline, and never admits a request
+// with less than a round trip left before it: it fails at once with a
+// *WaitError that says how long it would have waited.
 //
 // A Registry maps tenant keys to Limiters, seeded from a quota.Rules table,
 // bounded in size, evicting idle tenants.

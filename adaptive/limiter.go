@@ -32,7 +32,7 @@ import (
 // since handing it out again would let two requests go together.
 //
 // The zero Limiter is ready to use and behaves like New(Config{}): no rule,
-// so it admits everything until the first throttle. Limiter is safe for
+// so it starts in slow start and learns the quota. Limiter is safe for
 // concurrent use and must not be copied after first use.
 type Limiter struct {
 	p    *params    // nil means defaultParams
