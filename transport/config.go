@@ -32,8 +32,8 @@ type Config struct {
 
 	// Rules gives tenants a starting quota before the server has said
 	// anything, matched by longest key prefix. Nil means no rules: a tenant
-	// starts unlimited and learns from its first throttle or rate-limit
-	// header.
+	// starts in slow start (a few requests in flight, doubling per round
+	// trip) and learns the quota from its throttles or rate-limit headers.
 	Rules *quota.Rules
 
 	// Limiter tunes every tenant's limiter; see adaptive.Config for its
