@@ -158,10 +158,11 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		return false
 	}
-	if e.tries == 0 && e.belowLimit() && (e.start == 0 || e.wlo == 0 || e.within(a)) {
+	if e.tries == 0 && e.belowLimit() && !e.unsure && (e.start == 0 || e.wlo == 0 || e.within(a)) {
 		// The window was not spent: the throttle came below L̂ and the
 		// first request after it got through, in the same window (or
-		// nothing says it was another). That
+		// nothing says it was another, and its count did not run past
+		// L̂). That
 		// contradicts a count limit (it is shedding, a concurrency
 		// limit, or a request that crossed a window's edge): nothing
 		// changes.
