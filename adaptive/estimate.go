@@ -221,11 +221,18 @@ const minProbeGap = 200
 
 // schedule sets when the next probe above L̂ may start: at least one window
 // and minProbeGap admissions after next, both doubled by every failed probe,
-// but never more than maxPause later (or one window, if longer).
-func (e *estimator) schedule(now int64, next uint64, maxPause int64) {
+// but never more than maxPause later (or one window, if longer). The first
+// probe after the learner settled comes sooner, two windows on: a quota
+// that just changed may change again (an incident ending), and it costs
+// one throttle per change.
+func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled bool) {
 	k := int64(1) << min(e.fails, 16)
 	e.probeAt = now + min(e.win*k, max(maxPause, e.win))
 	e.probeSeq = next + uint64(minProbeGap*k)
+	if settled && e.fails == 0 {
+		e.probeAt = now + 2*e.win
+		e.probeSeq = next + uint64(2*e.limit)
+	}
 }
 
 // probe moves the probe above L̂ on, at a success admitted at at (Unix ns)
@@ -244,7 +251,7 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 		e.spanEnd = 0
 		if next-e.spanSeq <= uint64(e.limit) {
 			// Too few were sent to tell: try again later.
-			e.schedule(now, next, maxPause)
+			e.schedule(now, next, maxPause, false)
 			return true
 		}
 		e.fails = 0

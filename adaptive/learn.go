@@ -164,7 +164,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	if refilled {
 		s.fresh = true
 		if e.phase == PhaseSettled && was != PhaseSettled {
-			e.schedule(now, next, l.params().maxPause)
+			e.schedule(now, next, l.params().maxPause, true)
 		}
 	}
 	interval := l.b.interval.Load()
@@ -195,7 +195,7 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	fails := e.fails
 	arrive, probe := e.throttle(now, l.arrival(now, t), seq, next, max(l.inflight.Load(), 0), s.rtt, p.maxPause)
 	if e.fails != fails {
-		e.schedule(now, next, p.maxPause)
+		e.schedule(now, next, p.maxPause, false)
 	}
 	if arrive == 0 {
 		return 0, false, e.fails != fails

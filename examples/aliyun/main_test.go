@@ -37,20 +37,18 @@ func testDemo(t *testing.T, seed uint64) {
 		t.Errorf("%d calls failed, want 0: %v", r.failed, r.firstErr)
 	}
 	// Settled (2 s after the start and after each change of the quota).
-	// REGRESSION FLOORS, moved by the learner's model (issue #20): the
-	// quota's return from 20/s to 40/s at 10 s is found by a probe above
-	// L̂, which comes at least 200 admissions apart (10 s at 20/s), after
-	// the run's end; measured 78-80% settled goodput, 7-9% throttled
-	// (windows measured again after the fall; up to 17% in some runs), 11-18%
-	// over the run.
-	if g := r.settled.goodput(); g < 0.75 {
-		t.Errorf("settled goodput %.1f%% of the quota, want ≥ 75%%", 100*g)
+	// REGRESSION FLOORS, moved by the learner's model (issue #20), which
+	// measures windows again after each change, at a few throttles each:
+	// over 8 runs, 91-100% settled goodput, 3-16% throttled, and 87-96% of
+	// the quota over the whole run with 12-16% of requests throttled.
+	if g := r.settled.goodput(); g < 0.85 {
+		t.Errorf("settled goodput %.1f%% of the quota, want ≥ 85%%", 100*g)
 	}
 	if th := r.settled.throttledShare(); th > 0.20 {
 		t.Errorf("settled: %.1f%% of requests throttled, want ≤ 20%%", 100*th)
 	}
-	if r.goodput < 0.75 {
-		t.Errorf("goodput %.1f%% of the quota over the whole run, want ≥ 75%%", 100*r.goodput)
+	if r.goodput < 0.80 {
+		t.Errorf("goodput %.1f%% of the quota over the whole run, want ≥ 80%%", 100*r.goodput)
 	}
 	if share := float64(r.throttles) / float64(r.requests); share > 0.20 {
 		t.Errorf("%.1f%% of requests throttled over the whole run, want ≤ 20%%", 100*share)
