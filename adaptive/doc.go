@@ -62,9 +62,10 @@
 //     edge) and changes nothing; a throttle means the window is spent
 //     below L̂, and the learner measures again.
 //
-// Probing above L̂, only while callers wait on the pacer: at least one
-// window and 200 admissions apart (doubled by each failed probe, reset
-// when the server changes, never more than MaxPause or one window), one
+// Probing above L̂, only while callers wait on the pacer: two windows
+// after settling (a quota that just changed may change back), then at
+// least one window and 200 admissions apart (doubled by each failed probe,
+// reset when the server changes, never more than MaxPause or one window), one
 // window is paced at L̂+1 per the shortest window the bounds allow,
 // aligned to the predicted window when the phase is known. A throttle
 // there means the quota is unchanged: the gate pauses to the window's

@@ -180,9 +180,15 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait 
 // there was one.
 func (l *Limiter) takePlace(place bool) bool {
 	c := l.inflightCap()
+	if c == 0 {
+		if place {
+			l.inflight.Add(1)
+		}
+		return true
+	}
 	for {
 		n := l.inflight.Load()
-		if c > 0 && n >= c {
+		if n >= c {
 			return false
 		}
 		if !place || l.inflight.CompareAndSwap(n, n+1) {
