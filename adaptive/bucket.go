@@ -170,12 +170,3 @@ func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 	}
 	return false
 }
-
-// rate returns the bucket's rate per second, 0 for no pacing, and its burst.
-func (b *bucket) rate() (float64, int) {
-	t := b.interval.Load()
-	if t == 0 {
-		return 0, 0
-	}
-	return 1e9 / float64(t), int(b.tau.Load()/t) + 1
-}

@@ -66,7 +66,6 @@ type estimator struct {
 	startLo              int64 // the window began after this
 	measured             int   // windows measured since the phase began
 	firstHi              int64 // when the first of them began
-	firstOK              int64
 
 	// Seeking the refill after a throttle: the window was spent with
 	// spent successes (-1 if unknown), lastThr is the latest throttle's
