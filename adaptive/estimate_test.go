@@ -1,0 +1,74 @@
+package adaptive
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSnap(t *testing.T) {
+	s := func(d time.Duration) int64 { return int64(d) }
+	for _, c := range []struct {
+		lo, hi, want time.Duration
+	}{
+		{950 * time.Millisecond, 1050 * time.Millisecond, time.Second},              // one round value within
+		{9 * time.Second, 10*time.Second + time.Millisecond, 10 * time.Second},      // at the upper edge
+		{2900 * time.Millisecond, 3100 * time.Millisecond, 3100 * time.Millisecond}, // none: the upper bound
+		{600 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond},  // too wide to tell
+		{time.Second, 1100 * time.Millisecond, 1100 * time.Millisecond},             // 1 s is excluded: W > lo
+		{0, 0, 0},
+	} {
+		if got := snap(s(c.lo), s(c.hi)); got != s(c.want) {
+			t.Errorf("snap(%v, %v] = %v, want %v", c.lo, c.hi, time.Duration(got), c.want)
+		}
+	}
+}
+
+// refillsOf feeds e refills of a fixed window of length w starting at
+// phase, each found between a throttle jitter before it and a success
+// jitter after it, in consecutive windows.
+func refillsOf(e *estimator, phase, w, jitter time.Duration, n int) {
+	for k := range n {
+		b := int64(phase) + int64(k)*int64(w)
+		e.chain = k > 0
+		e.found(b-int64(jitter), b+int64(jitter))
+	}
+}
+
+func TestRefillsBoundTheWindow(t *testing.T) {
+	var e estimator
+	refillsOf(&e, 37*time.Millisecond, 3*time.Second, 5*time.Millisecond, 5)
+	lo, hi := time.Duration(e.wlo), time.Duration(e.whi)
+	if !(lo < 3*time.Second && 3*time.Second <= hi) {
+		t.Fatalf("bounds (%v, %v] do not hold the window, 3s", lo, hi)
+	}
+	// Five refills 10 ms wide: W within 20 ms / 4 windows each side.
+	if hi-lo > 6*time.Millisecond {
+		t.Errorf("bounds (%v, %v] wider than the refills allow", lo, hi)
+	}
+	if e.win != e.whi {
+		t.Errorf("snapped to %v with no round value within", time.Duration(e.win))
+	}
+	a, b := e.predict(e.ref[(e.nref-1)%maxRefills].hi + int64(time.Second))
+	next := int64(37*time.Millisecond) + 5*int64(3*time.Second)
+	if !(a < next && next <= b) {
+		t.Errorf("next refill %v predicted in (%v, %v]", time.Duration(next), time.Duration(a), time.Duration(b))
+	}
+}
+
+func TestRefillsContradictionKeepsTheNewer(t *testing.T) {
+	var e estimator
+	refillsOf(&e, 0, time.Second, time.Millisecond, 4)
+	if e.win != int64(time.Second) {
+		t.Fatalf("1 s refills: window %v, want 1s", time.Duration(e.win))
+	}
+	// The server's window becomes 2 s: the old refills contradict the new.
+	start := int64(3*time.Second) + int64(2*time.Second)
+	for k := range 4 {
+		b := start + int64(k)*int64(2*time.Second)
+		e.chain = true
+		e.found(b-int64(time.Millisecond), b+int64(time.Millisecond))
+	}
+	if e.win != int64(2*time.Second) {
+		t.Errorf("after the change: window %v in (%v, %v], want 2s", time.Duration(e.win), time.Duration(e.wlo), time.Duration(e.whi))
+	}
+}
