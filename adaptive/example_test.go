@@ -74,3 +74,60 @@ func ExampleRegistry() {
 	// 1 20 rule
 	// 1 false
 }
+
+// Example_learner drives a Limiter against a server that says nothing but
+// "throttled": at most 20 requests in each fixed 2 s window, 8 callers,
+// 10 ms round trips, on a clock stepped by hand. The learner finds the
+// limit and the window, and paces at them.
+func Example_learner() {
+	const (
+		limit = 20
+		win   = 2 * time.Second
+		rtt   = 10 * time.Millisecond
+	)
+	lim := adaptive.New(adaptive.Config{})
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	type request struct {
+		tk        adaptive.Ticket
+		due       time.Time
+		throttled bool
+	}
+	var inFlight []request
+	count, window := 0, time.Duration(-1)
+	throttles := 0
+	for t := time.Duration(0); t < time.Minute; t += time.Millisecond {
+		now := start.Add(t)
+		kept := inFlight[:0]
+		for _, r := range inFlight {
+			if r.due.After(now) {
+				kept = append(kept, r)
+				continue
+			}
+			obs := quota.Observation{At: r.due, Status: 200}
+			if r.throttled {
+				obs.Status, obs.Code, obs.Throttled = 400, "Throttling.User", true
+				throttles++
+			}
+			r.tk.Done(obs)
+		}
+		inFlight = kept
+		for len(inFlight) < 8 {
+			tk, ok := lim.ReserveAt(now)
+			if !ok {
+				break
+			}
+			// The server counts the request in the window it arrives in.
+			if w := (t + rtt/2) / win; w != window {
+				window, count = w, 0
+			}
+			count++
+			inFlight = append(inFlight, request{tk, now.Add(rtt), count > limit})
+		}
+	}
+	s := lim.Snapshot()
+	fmt.Printf("%v: %d per %v\n", s.Phase, s.LearnedLimit, s.LearnedWindow.Round(time.Second))
+	fmt.Println("throttles in a minute:", throttles)
+	// Output:
+	// settled: 20 per 2s
+	// throttles in a minute: 23
+}
