@@ -254,7 +254,6 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 			return true
 		}
 		e.fails = 0
-
 		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
@@ -268,7 +267,6 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 			e.spanAt = now
 			e.spanEnd = now + 2*(e.win+spread) + (e.win+spread)/max(e.limit, 1)
 		}
-
 		return true
 	}
 	return false
