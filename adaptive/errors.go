@@ -18,7 +18,7 @@ var ErrWouldExceedDeadline = errors.New("adaptive: wait would exceed the context
 type WaitError struct {
 	Wait   time.Duration // how long the wait would have been (a lower bound when Reason is "pause")
 	Left   time.Duration // how long there was until the deadline
-	Reason string        // what held the request back: "rate", "window", "pause", "in flight" or "round trip"
+	Reason string        // what held the request back: "rate", "window", "pause" or "round trip"
 }
 
 func (e *WaitError) Error() string {

@@ -96,7 +96,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 // sees ends the probe. Use ReserveAt to tie answers to admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
 	ns := now.UnixNano()
-	_, _, wait, _ := l.admit(now, ns, false)
+	_, _, wait := l.admit(now, ns, false)
 	if wait != 0 {
 		return false
 	}
@@ -109,7 +109,7 @@ func (l *Limiter) AllowAt(now time.Time) bool {
 // with Done or Cancel.
 func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 	ns := now.UnixNano()
-	probe, mark, wait, _ := l.admit(now, ns, true)
+	probe, mark, wait := l.admit(now, ns, true)
 	if wait != 0 {
 		return Ticket{}, false
 	}
@@ -131,7 +131,6 @@ const (
 	reasonPause  = "pause"
 	reasonRate   = "rate"
 	reasonWindow = "window"
-	reasonFlight = "in flight"
 	// Admitted with less than a round trip left: its answer would come
 	// after the deadline, and the server would count it for nothing.
 	reasonRoundTrip = "round trip"
@@ -142,18 +141,18 @@ const (
 // place, an admitted request takes its place in flight. It returns wait 0
 // on success, with the probe deadline if the caller is the probe and the
 // token's mark; otherwise how long until a retry could succeed (at least 1
-// ns) and why.
-func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait int64, reason string) {
+// ns).
+func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait int64) {
 	l.refresh(ns)
 	wait, probe = l.g.enter(ns, l.params().probeTimeout)
 	if wait > 0 {
 		l.markBlocked(ns)
-		return 0, 0, wait, reasonPause
+		return 0, 0, wait
 	}
 	if !l.takePlace(place) {
 		l.unprobe(probe)
 		l.markBlocked(ns)
-		return 0, 0, 1, reasonFlight
+		return 0, 0, 1
 	}
 	if probe != 0 {
 		mark = l.b.force(ns)
@@ -161,7 +160,7 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait 
 		l.dropPlace(place)
 		l.unprobe(probe)
 		l.markBlocked(ns)
-		return 0, 0, wait, reasonRate
+		return 0, 0, wait
 	}
 	if w := l.win.Load(); w != nil {
 		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
@@ -169,10 +168,10 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait 
 			l.dropPlace(place)
 			l.unprobe(probe)
 			l.markBlocked(ns)
-			return 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1), reasonWindow
+			return 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
 		}
 	}
-	return probe, mark, 0, ""
+	return probe, mark, 0
 }
 
 // takePlace takes a place in flight (only checks there is one, without

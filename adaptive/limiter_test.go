@@ -200,6 +200,47 @@ func TestWaitDeadlineFailsFast(t *testing.T) {
 	})
 }
 
+// TestWaitRoundTripLeft: once answers have shown the round trip, Wait
+// refuses a request with less than a round trip left before its deadline
+// (its answer would come too late, and the server would count it), and
+// takes nothing from the limiter doing so.
+func TestWaitRoundTripLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{})
+		tk, err := l.Wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the round trip
+		tk.Done(ok(time.Now()))
+
+		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err = l.Wait(short)
+		var we *WaitError
+		if !errors.Is(err, ErrWouldExceedDeadline) || !errors.As(err, &we) || we.Reason != "round trip" {
+			t.Fatalf("with 20 ms left and a 50 ms round trip: err = %v", err)
+		}
+		if we.Wait != 50*time.Millisecond || we.Left != 20*time.Millisecond {
+			t.Errorf("error %+v, want Wait 50ms (the round trip), Left 20ms", we)
+		}
+		if !strings.Contains(err.Error(), "less than a round trip") {
+			t.Errorf("message does not say why: %q", err)
+		}
+		if n := l.Snapshot().InFlight; n != 0 {
+			t.Errorf("%d in flight after a refused wait", n)
+		}
+
+		long, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel2()
+		tk, err = l.Wait(long)
+		if err != nil {
+			t.Fatalf("with 100 ms left: %v", err)
+		}
+		tk.Cancel()
+	})
+}
+
 func TestWaitPauseDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := New(Config{})

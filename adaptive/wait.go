@@ -84,17 +84,12 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			wake := l.wakeCh() // then look again, so no wake is missed
 			if !l.takePlace(true) {
 				l.unprobe(probe)
+				// An answer wakes us; ProbeTimeout bounds the sleep in
+				// case the cap is lifted by a change that wakes no one.
 				if _, err := sleep(p.probeTimeout, wake); err != nil {
 					return Ticket{}, err
 				}
 				continue
-			}
-		}
-		placed := true
-		drop := func() {
-			if placed {
-				placed = false
-				l.dropPlace(true)
 			}
 		}
 
@@ -110,7 +105,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			due, mark, ok = l.b.reserve(ns, maxWait)
 		}
 		if !ok {
-			drop()
+			l.dropPlace(true)
 			l.unprobe(probe)
 			return Ticket{}, fail(now, due-ns, reasonRate)
 		}
@@ -119,7 +114,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			l.markBlocked(ns)
 			if _, err := sleep(due-ns, l.wakeCh()); err != nil {
 				l.b.giveBack(mark)
-				drop()
+				l.dropPlace(true)
 				l.unprobe(probe)
 				return Ticket{}, err
 			}
@@ -131,20 +126,20 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 				interval, reservedAt = t, ns
 				if hasDeadline && due > deadline.UnixNano() {
 					l.b.giveBack(mark)
-					drop()
+					l.dropPlace(true)
 					l.unprobe(probe)
 					return Ticket{}, fail(now, due-ns, reasonRate)
 				}
 			}
 		}
 		if l.b.epoch.Load() != epoch && probe == 0 {
-			drop()
+			l.dropPlace(true)
 			continue // our place was voided by a pause
 		}
 		if reservedAt != ns && probe == 0 {
 			if w, pr := l.g.enter(ns, p.probeTimeout); w > 0 {
 				l.b.giveBack(mark) // a pause began while we slept
-				drop()
+				l.dropPlace(true)
 				continue
 			} else {
 				probe = pr
@@ -170,7 +165,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			d := max(free.Sub(now).Nanoseconds(), 1)
 			if hasDeadline && d > deadline.Sub(now).Nanoseconds() {
 				l.b.giveBack(mark)
-				drop()
+				l.dropPlace(true)
 				l.unprobe(probe)
 				return Ticket{}, fail(now, d, reasonWindow)
 			}
@@ -184,7 +179,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			}
 			if _, err := sleep(d, l.wakeCh()); err != nil {
 				l.b.giveBack(mark)
-				drop()
+				l.dropPlace(true)
 				l.unprobe(probe)
 				return Ticket{}, err
 			}
@@ -199,14 +194,14 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			}
 		}
 		if voided {
-			drop()
+			l.dropPlace(true)
 			continue
 		}
 		if rtt := l.rtt.Load(); hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
 			// Too late: the answer would come after the deadline, and
 			// the server would count the request for nothing.
 			l.b.giveBack(mark)
-			drop()
+			l.dropPlace(true)
 			l.unprobe(probe)
 			return Ticket{}, fail(now, rtt, reasonRoundTrip)
 		}
