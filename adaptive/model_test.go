@@ -35,30 +35,33 @@ func fixedCloud(limit int, win time.Duration, step int, stepAt time.Duration) *f
 	return fakecloud.New(cfg)
 }
 
-// watch samples lim's Snapshot every period until ctx is done, from the
-// bubble's start; it returns the samples at the end.
-func watch(ctx context.Context, wg *sync.WaitGroup, lim *Limiter, period time.Duration) func() []Snapshot {
-	var mu sync.Mutex
-	var snaps []Snapshot
-	wg.Go(func() {
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				mu.Lock()
-				snaps = append(snaps, lim.Snapshot())
-				mu.Unlock()
+// drive runs workers callers through a fresh Limiter to rt for d of the
+// bubble's clock, sampling its Snapshot every period (never if 0), and
+// returns the Limiter and the samples once every caller has stopped.
+func drive(t *testing.T, rt http.RoundTripper, d time.Duration, workers int, period time.Duration) (*Limiter, []Snapshot) {
+	t.Helper()
+	lim := New(Config{})
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	var snaps []Snapshot // written by the sampler alone until wg.Wait
+	if period > 0 {
+		wg.Go(func() {
+			tick := time.NewTicker(period)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					snaps = append(snaps, lim.Snapshot())
+				}
 			}
-		}
-	})
-	return func() []Snapshot {
-		mu.Lock()
-		defer mu.Unlock()
-		return snaps
+		})
 	}
+	simClient(ctx, t, &wg, lim, rt, "AK1", workers)
+	wg.Wait()
+	return lim, snaps
 }
 
 // TestLearnsFixedWindows: on fixed windows of 1 s, 3 s, 10 s and 60 s,
@@ -71,16 +74,9 @@ func TestLearnsFixedWindows(t *testing.T) {
 	}{{50, time.Second}, {120, 3 * time.Second}, {200, 10 * time.Second}, {600, time.Minute}} {
 		t.Run(fmt.Sprintf("%d per %v", c.limit, c.win), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cloud := fixedCloud(c.limit, c.win, 0, 0)
-				lim := New(Config{})
-				ctx, cancel := context.WithTimeout(t.Context(), 12*c.win)
-				defer cancel()
-				var wg sync.WaitGroup
-				simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-				<-ctx.Done()
+				lim, _ := drive(t, fixedCloud(c.limit, c.win, 0, 0).RoundTripper(), 12*c.win, 32, 0)
 				sn := lim.Snapshot()
-				wg.Wait()
-				t.Logf("%+v", sn)
+				t.Logf("learned %d per %v in (%v, %v]", sn.LearnedLimit, sn.LearnedWindow, sn.WindowLow, sn.WindowHigh)
 				if sn.Phase != PhaseSettled || sn.Source != SourceLearned {
 					t.Fatalf("phase %v, source %v; want settled, learned", sn.Phase, sn.Source)
 				}
@@ -101,22 +97,17 @@ func TestSlowStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cloud := fixedCloud(50, time.Second, 0, 0)
 		var sent, answered atomic.Int64
-		var most atomic.Int64 // requests sent before the first answer
+		var most atomic.Int64 // requests sent when the first answer came
 		rt := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			n := sent.Add(1)
-			if answered.Load() == 0 {
-				most.Store(n)
-			}
+			sent.Add(1)
 			resp, err := cloud.RoundTripper().RoundTrip(req)
-			answered.Add(1)
+			if answered.Add(1) == 1 {
+				// Before its ticket is done: nothing more can go yet.
+				most.Store(sent.Load())
+			}
 			return resp, err
 		})
-		lim := New(Config{})
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		simClient(ctx, t, &wg, lim, rt, "AK1", 256)
-		wg.Wait()
+		drive(t, rt, 2*time.Second, 256, 0)
 		if got := most.Load(); got > initialWindow || got == 0 {
 			t.Errorf("%d requests sent before the first answer, want 1 to %d", got, initialWindow)
 		}
@@ -132,16 +123,9 @@ func TestSlowStart(t *testing.T) {
 func TestThrottlesNeverCutBelowConfirmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const limit = 50
-		cloud := fixedCloud(limit, time.Second, 0, 0)
-		lim := New(Config{})
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		samples := watch(ctx, &wg, lim, 50*time.Millisecond)
-		simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-		wg.Wait()
+		_, samples := drive(t, fixedCloud(limit, time.Second, 0, 0).RoundTripper(), 30*time.Second, 32, 50*time.Millisecond)
 		settled := false
-		for i, sn := range samples() {
+		for i, sn := range samples {
 			settled = settled || sn.Phase == PhaseSettled
 			if settled && sn.LearnedLimit < limit {
 				t.Fatalf("sample %d: learned limit %d below the confirmed %d: %+v", i, sn.LearnedLimit, limit, sn)
@@ -169,17 +153,10 @@ func TestFollowsQuotaSteps(t *testing.T) {
 	}{{"down to 40%", 20, 3*time.Second + 50*time.Millisecond}, {"up to 160%", 80, 6*time.Second + 50*time.Millisecond}} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cloud := fixedCloud(50, time.Second, c.to, stepAt)
-				lim := New(Config{})
-				ctx, cancel := context.WithTimeout(t.Context(), stepAt+30*time.Second)
-				defer cancel()
-				var wg sync.WaitGroup
-				samples := watch(ctx, &wg, lim, 10*time.Millisecond)
-				simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-				wg.Wait()
+				_, samples := drive(t, fixedCloud(50, time.Second, c.to, stepAt).RoundTripper(), stepAt+30*time.Second, 32, 10*time.Millisecond)
 				from := stepAt // when the learner may first know
 				var followed time.Duration
-				for i, sn := range samples() {
+				for i, sn := range samples {
 					at := time.Duration(i+1) * 10 * time.Millisecond
 					if at <= stepAt {
 						continue
@@ -210,12 +187,7 @@ func TestNoProbeWhileIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const limit = 20
 		cloud := fixedCloud(limit, time.Second, 0, 0)
-		lim := New(Config{})
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		var wg sync.WaitGroup
-		simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-		wg.Wait()
-		cancel()
+		lim, _ := drive(t, cloud.RoundTripper(), 10*time.Second, 32, 0)
 		sn := lim.Snapshot()
 		if sn.Phase != PhaseSettled || sn.LearnedLimit != limit {
 			t.Fatalf("not settled at the quota: %+v", sn)
