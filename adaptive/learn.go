@@ -132,8 +132,12 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 func (l *Limiter) learning() bool { return l.s.hLimit == 0 }
 
 // spread is the margin for the spread of arrival delays: twice the round
-// trip's mean deviation, and a millisecond for the scheduler. l.mu is held.
-func (l *Limiter) spread() int64 { return 2*l.s.rttDev + int64(time.Millisecond) }
+// trip's mean deviation, and schedSlack. l.mu is held.
+func (l *Limiter) spread() int64 { return 2*l.s.rttDev + schedSlack }
+
+// schedSlack is how late, besides the round trip's own variation, a
+// request may leave after its admission: our scheduler's, not the server's.
+const schedSlack = int64(time.Millisecond)
 
 // learnSuccess gives a success to the learner. It reports whether the
 // pacer must change. l.mu is held.
