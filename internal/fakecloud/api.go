@@ -55,7 +55,7 @@ func (c *Cloud) serveAPI(w http.ResponseWriter, r *http.Request) {
 	a := c.admit(account, id.action, now)
 	defer a.release()
 	c.stats.recordUnseen(a.unseenAdmitted, a.unseenRefused)
-	plan.shed = plan.shed && a.ok
+	plan.shed = a.ok && (plan.shed || c.shedEvery())
 	switch {
 	case !a.ok:
 		c.setRateLimitHeaders(w.Header(), a, now)
@@ -74,6 +74,13 @@ func (c *Cloud) serveAPI(w http.ResponseWriter, r *http.Request) {
 		c.record(now, account, id.action, Admitted, plan)
 		c.writeAnswer(w, r, http.StatusOK, successBody(reqID, id, account), plan)
 	}
+}
+
+// shedEvery counts a request the quotas admitted and reports whether it is
+// the ShedEvery-th.
+func (c *Cloud) shedEvery() bool {
+	n := c.Faults().ShedEvery
+	return n > 0 && c.admitted.Add(1)%uint64(n) == 0
 }
 
 // record counts one request and reports it to Config.OnRequest.

@@ -171,7 +171,8 @@ type Cloud struct {
 	rngMu  sync.Mutex // guards rng
 	rng    *rand.Rand
 
-	reqSeq atomic.Uint64
+	reqSeq   atomic.Uint64
+	admitted atomic.Uint64 // requests the quotas admitted while ShedEvery was set
 }
 
 var _ http.Handler = (*Cloud)(nil)

@@ -55,6 +55,11 @@ type Faults struct {
 	// is positive.
 	ShedRate       float64       `json:"shed_rate,omitempty"`
 	ShedRetryAfter time.Duration `json:"shed_retry_after,omitempty"`
+
+	// ShedEvery, if positive, sheds every ShedEvery-th request the quotas
+	// admitted (counted over all accounts), as ShedRate sheds at random: a
+	// throttle the client's rate does not cause, on a fixed rhythm.
+	ShedEvery int `json:"shed_every,omitempty"`
 }
 
 // faultPlan is the faults drawn for one request.

@@ -98,6 +98,34 @@ func TestShedding(t *testing.T) {
 	}
 }
 
+// TestShedEvery: ShedEvery sheds exactly every N-th admitted request, with
+// the Retry-After asked for, and never one the quotas refused.
+func TestShedEvery(t *testing.T) {
+	c := New(Config{ThrottleStatus: http.StatusTooManyRequests,
+		Quotas: []Quota{{API: "A", Limit: 12, Window: time.Hour}},
+		Faults: Faults{ShedEvery: 5, ShedRetryAfter: time.Second}})
+	var got []int
+	for range 15 {
+		a := call(t, c.RoundTripper(), "AK", "A")
+		got = append(got, a.status)
+		if a.status == http.StatusTooManyRequests && a.header.Get("Retry-After") != "1" && len(got) <= 12 {
+			t.Errorf("request %d shed with Retry-After %q, want 1", len(got), a.header.Get("Retry-After"))
+		}
+	}
+	for i, st := range got {
+		want := http.StatusOK
+		if (i+1)%5 == 0 || i >= 12 {
+			want = http.StatusTooManyRequests
+		}
+		if st != want {
+			t.Errorf("request %d answered %d, want %d (all: %v)", i+1, st, want, got)
+		}
+	}
+	if st := c.Stats().Total; st.Shed != 2 || st.Throttled != 5 {
+		t.Errorf("Stats %+v, want 2 shed of 5 throttled", st)
+	}
+}
+
 // TestConcurrencyLimit: a limit of 8 in flight never has 9 of the
 // account's requests in flight at the server, reaches 8 under load, and
 // admits exactly 8 of 32 that arrive together.

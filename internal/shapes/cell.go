@@ -35,6 +35,11 @@ type Cell struct {
 	// settled stretch reported is the one after the step.
 	Step float64
 
+	// Calls, if positive, is how many calls the callers make in all, after
+	// which they stop: the row reports the time they took (the run still
+	// ends by itself at maxRun).
+	Calls int
+
 	// Baseline runs the same callers with the same retry.Policy over the
 	// bare transport too, to compare successful calls per second where
 	// the server has no rate quota (shedding, a concurrency limit).
@@ -83,6 +88,12 @@ func (c Cell) rated() bool {
 	return !c.NoQuota && c.Quota.Policy != fakecloud.Concurrency
 }
 
+// sheds reports whether the server sheds load: throttles that come
+// whatever the rate, which retry.Do cannot always absorb.
+func (c Cell) sheds() bool {
+	return c.Faults.ShedRate > 0 || c.Faults.ShedEvery > 0
+}
+
 // window returns the server's window, or 1 s where it has none: the width
 // of a bucket in the time series.
 func (c Cell) window() time.Duration {
@@ -129,6 +140,8 @@ func Cells() []Cell {
 			Faults: fakecloud.Faults{ShedRate: 0.2}, Baseline: true, Smoke: true},
 		{Name: "shed 20%, 429 + Retry-After: 1, 4 callers", NoQuota: true, Callers: 4, ThrottleStatus: 429,
 			Faults: fakecloud.Faults{ShedRate: 0.2, ShedRetryAfter: time.Second}, Baseline: true},
+		{Name: "every 5th 429 + Retry-After: 1, 4 callers, 100 calls", NoQuota: true, Callers: 4, Calls: 100, ThrottleStatus: 429,
+			Faults: fakecloud.Faults{ShedEvery: 5, ShedRetryAfter: time.Second}, Baseline: true, Smoke: true},
 		{Name: "fixed 50/1s, X-RateLimit-* always", Quota: fixed(50, time.Second), Headers: fakecloud.HeadersXRateLimit, Every: true, ThrottleStatus: 429},
 		{Name: "fixed 50/1s, Alibaba headers always", Quota: fixed(50, time.Second), Headers: fakecloud.HeadersAlibaba, Every: true},
 		{Name: "fixed 50/1s, RateLimit-* always", Quota: fixed(50, time.Second), Headers: fakecloud.HeadersIETF, Every: true, ThrottleStatus: 429},

@@ -33,6 +33,7 @@ type Result struct {
 	RunGoodput   float64
 	RunThrottled float64
 	Calls        int64
+	Took         time.Duration // from the callers' start to the last call's end
 	Failed       int64
 	Failures     map[string]int // failed calls by reason
 	Replays      int64          // SignatureNonceUsed answers
@@ -115,12 +116,16 @@ func (r *recorder) result(c Cell) *Result {
 	res.RunGoodput = float64(span(r.admitted, first, end)) / capacity(first, end)
 	res.RunThrottled = share(span(r.throttled, first, end), span(r.requests, first, end))
 	for _, cr := range r.calls {
+		res.Took = max(res.Took, cr.at+cr.took-p.begin)
 		res.Calls++
 		if cr.ok {
 			res.okCalls++
 		} else {
 			res.Failed++
 		}
+	}
+	if c.Calls > 0 && res.Took > 0 {
+		res.SettledPerSecond = float64(res.okCalls) / res.Took.Seconds()
 	}
 	if e := r.estimates[end-1]; e.ok {
 		res.Estimate, res.HasEstimate = e.sn, true
@@ -176,6 +181,7 @@ type goals struct {
 	cold      float64 // throttles before settled per client at most; 0: no goal
 	p99       float64 // p99 ÷ Little's-law wait at most
 	perSecond float64 // successful calls per second ÷ the bare run's at least (no rate quota)
+	took      float64 // time the calls took ÷ the bare run's at most (Cell.Calls)
 }
 
 // goalsOf returns c's goals: stricter where headers come on every answer,
@@ -188,6 +194,9 @@ func goalsOf(c Cell) goals {
 		g.goodput, g.throttled = 0.99, 0.005
 	case c.Faults.UnavailableRate > 0:
 		g.goodput = 0.95
+	}
+	if c.Calls > 0 {
+		return goals{took: 1.5}
 	}
 	if !c.rated() {
 		return goals{perSecond: 0.9}
@@ -211,10 +220,13 @@ func (r *Result) Misses(bare *Result) []string {
 	c, g := r.Cell, goalsOf(r.Cell)
 	var m []string
 	if !c.rated() {
-		if bare != nil && r.SettledPerSecond < g.perSecond*bare.SettledPerSecond {
+		if bare != nil && g.took > 0 && float64(r.Took) > g.took*float64(bare.Took) {
+			m = append(m, fmt.Sprintf("took %.1f× bare", float64(r.Took)/float64(bare.Took)))
+		}
+		if bare != nil && g.perSecond > 0 && r.SettledPerSecond < g.perSecond*bare.SettledPerSecond {
 			m = append(m, fmt.Sprintf("calls/s %.0f%% of bare", 100*r.SettledPerSecond/bare.SettledPerSecond))
 		}
-		if r.Failed > 0 && (c.Faults.ShedRate == 0 || bare == nil || r.Failed > bare.Failed) {
+		if r.Failed > 0 && (!c.sheds() || bare == nil || r.Failed > bare.Failed) {
 			m = append(m, fmt.Sprintf("%d failed", r.Failed))
 		}
 		return m

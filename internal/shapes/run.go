@@ -35,6 +35,8 @@ const (
 	// maxCalls bounds the calls of one run; a run that reaches it is cut
 	// short and says so.
 	maxCalls = 400_000
+	// maxRun bounds a run of a cell with a number of calls (Cell.Calls).
+	maxRun = 10 * time.Minute
 )
 
 // plan is a run's timeline, as offsets from its start, which is a boundary
@@ -61,6 +63,10 @@ func (c Cell) plan(short bool) plan {
 	}
 	p.settled = ceilTo(p.begin+settle, w)
 	p.end = p.settled + ceilTo(measure, w)
+	if c.Calls > 0 {
+		// Measured from the start, to the last call's end.
+		p.settled, p.end = 0, maxRun
+	}
 	if c.Step > 0 {
 		p.stepAt = p.end
 		after := settle
@@ -139,7 +145,11 @@ func Run(c Cell, o Options) *Result {
 		wg.Go(func() {
 			time.Sleep(time.Until(start.Add(p.begin)))
 			for time.Since(start) < p.end {
-				if calls.Add(1) > maxCalls {
+				n := calls.Add(1)
+				if c.Calls > 0 && n > int64(c.Calls) {
+					return
+				}
+				if n > maxCalls {
 					rec.cut.Store(true)
 					return
 				}

@@ -60,6 +60,7 @@ func Summarize(rs []*Result) *Result {
 	s.SettledGoodput = median(func(r *Result) float64 { return r.SettledGoodput })
 	s.SettledThrottled = median(func(r *Result) float64 { return r.SettledThrottled })
 	s.SettledPerSecond = median(func(r *Result) float64 { return r.SettledPerSecond })
+	s.Took = medianDuration(func(r *Result) time.Duration { return r.Took })
 	s.P50 = medianDuration(func(r *Result) time.Duration { return r.P50 })
 	s.P99 = medianDuration(func(r *Result) time.Duration { return r.P99 })
 	s.RunGoodput = median(func(r *Result) float64 { return r.RunGoodput })

@@ -41,6 +41,12 @@ func WriteTable(w io.Writer, rows []Row) error {
 			if row.Bare != nil {
 				perSecond += fmt.Sprintf(" (bare %.0f/s)", row.Bare.SettledPerSecond)
 			}
+			if c.Calls > 0 {
+				perSecond = fmt.Sprintf("%d calls in %s", c.Calls, durationString(r.Took))
+				if row.Bare != nil {
+					perSecond += fmt.Sprintf(" (bare %s)", durationString(row.Bare.Took))
+				}
+			}
 			cells = append(cells, fmt.Sprint(r.ColdThrottles), "—", perSecond, percent(r.SettledThrottled),
 				"— / "+percent(r.RunThrottled))
 		}

@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	malformedRate := fs.Float64("malformed-rate", 0, "probability of malformed rate-limit headers")
 	slowRate := fs.Float64("slow-body-rate", 0, "probability of a slow, chunked body")
 	shedRate := fs.Float64("shed-rate", 0, "probability of answering an admitted request as a throttle (load shedding)")
+	shedEvery := fs.Int("shed-every", 0, "answer every Nth admitted request as a throttle (0: none)")
 	shedRetry := fs.Duration("shed-retry-after", 0, "Retry-After on shed answers (0: none)")
 	seed := fs.Uint64("seed", 1, "seed of the fault random source")
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			MalformedHeadersRate: *malformedRate,
 			SlowBodyRate:         *slowRate,
 			ShedRate:             *shedRate,
+			ShedEvery:            *shedEvery,
 			ShedRetryAfter:       *shedRetry,
 		},
 	}
