@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math"
 	"time"
 )
 
@@ -52,6 +53,7 @@ const maxRefills = 8
 // times at the server, Unix ns. Limiter.mu guards it.
 type estimator struct {
 	phase    Phase
+	fixed    bool  // settled on a fixed window: the refills bound W, not only space it
 	limit    int64 // L̂; 0 while nothing is learned
 	wlo, whi int64 // W lies in (wlo, whi]; whi 0 while unbounded
 	win      int64 // Ŵ: a round value within the bounds, or whi; 0 while unbounded
@@ -64,6 +66,7 @@ type estimator struct {
 	// it while measuring.
 	start, count, budget int64
 	startLo              int64 // the window began after this
+	curFrom              int64 // while settled: when the window count is for began, at the earliest
 	measured             int   // windows measured since the phase began
 	firstHi              int64 // when the first of them began
 
@@ -82,7 +85,18 @@ type estimator struct {
 	predLo  int64 // the refill is predicted after this; 0 if not
 	gap     int64
 	tries   int
+	tests   int   // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr  int64 // the arrival of the throttle tested
 	seekSeq uint64
+
+	// The throttle being tested came in slow start: if a test contradicts
+	// it, slow start goes on, with L̂ as it was (coldLimit).
+	coldTest  bool
+	coldLimit int64
+
+	// Stray throttles: the throttles a success right after contradicted,
+	// among the answers (both decay: see stray).
+	strays, answers int64
 
 	// Probing above L̂ while settled: no probe before probeAt (time) and
 	// probeSeq (admission); a span in force until spanEnd, from
@@ -124,12 +138,16 @@ const maxMeasured = 6
 // says slow start's cap on requests in flight was binding. It reports
 // whether the success was a refill.
 func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refilled bool) {
+	e.answered()
 	switch {
 	case e.phase == PhaseCold:
 		e.count++
 		if grow {
 			e.cwnd++
 		}
+		return false
+	case !e.seeking && e.phase == PhaseSettled:
+		e.countSettled(a)
 		return false
 	case !e.seeking:
 		if e.start != 0 && (a <= e.start || e.whi > 0 && a > e.start+e.whi) {
@@ -148,6 +166,19 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 			e.limit, e.budget = e.count, 2*e.count
 		}
 		return false
+	case e.tries < e.tests && (seq >= e.seekSeq || a > e.thrArr+spread) && !e.unsure && (e.start == 0 || e.wlo == 0 || e.within(a)):
+		// A test went through: the window was not spent. A request
+		// that arrived after the throttle got through, in the same
+		// window (or nothing says it was another, and its count did not
+		// run past L̂). That contradicts a count limit: the throttle was
+		// a stray (shedding, a concurrency limit, a request that crossed
+		// a window's edge), and nothing changes.
+		e.seeking = false
+		e.stray()
+		if e.coldTest {
+			e.phase, e.limit, e.coldTest = PhaseCold, e.coldLimit, false
+		}
+		return false
 	case a <= e.lastThr || seq < e.seekSeq:
 		// Arrived before the window was spent, or sent before that was
 		// known (jitter may bring it after the throttle): it counts in it.
@@ -157,18 +188,20 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		return false
 	}
-	if e.tries == 0 && e.belowLimit() && !e.unsure && (e.start == 0 || e.wlo == 0 || e.within(a)) {
-		// The window was not spent: the throttle came below L̂ and the
-		// first request after it got through, in the same window (or
-		// nothing says it was another, and its count did not run past
-		// L̂). That
-		// contradicts a count limit (it is shedding, a concurrency
-		// limit, or a request that crossed a window's edge): nothing
-		// changes.
-		e.seeking = false
-		return false
-	}
+	e.coldTest = false
 	e.found(max(e.lastThr, e.predLo)-spread, a+spread)
+	if e.phase == PhaseSettled && e.fixed && e.spent > 0 && e.whi > 0 {
+		// Paced at L̂ per Ŵ, the window was spent after e.spent of ours:
+		// that is what the server leaves us now (the quota fell, or a
+		// consumer we cannot see spends the rest). L̂ follows it, window
+		// by window, still settled: measuring again would send a burst,
+		// which takes more than pacing leaves.
+		e.limit = min(e.limit, e.spent)
+		e.seeking, e.unsure, e.low = false, false, 0
+		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
+		e.countSettled(a)
+		return true
+	}
 	confirmed := e.spent > 0 && (e.start != 0 || e.cold)
 	switch {
 	case !confirmed:
@@ -201,16 +234,47 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 	}
 	switch {
 	case confirmed && e.whi > 0 && (e.win != e.whi || float64(e.whi) <= settleSpan*float64(e.wlo) || e.measured > maxMeasured):
-		e.phase = PhaseSettled
+		e.phase, e.fixed = PhaseSettled, true
 	case e.measured > 2*maxMeasured && e.limit > 0:
 		// The refills fit no fixed window (a sliding log or a bucket,
 		// whose refills follow our own sends): settle at L̂ per the mean
 		// time between them, which is at least the server's window.
 		e.win = max((a-e.firstHi)/int64(e.measured-1), e.wlo, 1)
 		e.wlo, e.whi = min(e.wlo, e.win), max(e.whi, e.win)
-		e.phase = PhaseSettled
+		e.phase, e.fixed = PhaseSettled, false
 	}
 	return true
+}
+
+// countSettled counts a success that arrived at a in the server window it
+// arrived in, as windowOf places it, while settled.
+func (e *estimator) countSettled(a int64) {
+	if from, _, _ := e.windowOf(a); from != e.curFrom {
+		e.curFrom, e.count = from, 0
+	}
+	e.count++
+}
+
+// windowOf returns when the server window that a request arriving at a
+// counts in began, at the earliest, as the newest refill and Ŵ place it,
+// and how late it may have begun after that; ok is false while nothing
+// places it. A request that arrived in the uncertain stretch is counted in
+// the later window: a count too high cuts L̂ too little, which the next
+// window corrects, where one too low would cut it too far.
+func (e *estimator) windowOf(a int64) (from, unsure int64, ok bool) {
+	if e.nref == 0 || e.win <= 0 {
+		return 0, 0, false
+	}
+	r := e.ref[(e.nref-1)%maxRefills]
+	k := (a - r.lo) / e.win
+	if a < r.lo {
+		k = -ceilDiv(r.lo-a, e.win)
+	}
+	unsure = r.hi - r.lo
+	if e.win == e.whi {
+		unsure += max(k, -k) * (e.whi - e.wlo) // not snapped: W may be anywhere in the bounds
+	}
+	return r.lo + k*e.win, unsure, true
 }
 
 // minProbeGap is how many admissions, at least, separate two probes above
@@ -282,6 +346,65 @@ func (e *estimator) transient() bool {
 	e.budget++
 	return true
 }
+
+// strayRisk is the chance, at most, that a throttle taken for a window's
+// end was a stray: the tests after a throttle are as many as make a run of
+// strays that long this unlikely.
+const strayRisk = 0.01
+
+// maxTests caps the tests of one throttle.
+const maxTests = 8
+
+// strayHorizon is about how many answers the stray share is measured over:
+// both counts halve when the answers reach twice as many.
+const strayHorizon = 1024
+
+// testsFor returns how many requests, sent at once one after another, test
+// a throttle before the window is taken to be spent: as many as make a run
+// of strays that long less likely than strayRisk, at the stray share seen
+// so far; where strays are rarer than that, one for a throttle that may not
+// be the window's end (below L̂), else none; in slow start at least
+// coldTests.
+func (e *estimator) testsFor() int {
+	p := e.strayShare()
+	k := 0
+	switch {
+	case p >= strayRisk:
+		k = min(int(math.Ceil(math.Log(strayRisk)/math.Log(p))), maxTests)
+	case e.belowLimit():
+		k = 1
+	}
+	if e.coldTest {
+		// The first throttle: nothing is known of strays yet.
+		k = max(k, coldTests)
+	}
+	return k
+}
+
+// coldTests is how many tests a throttle in slow start gets at least:
+// one stray there would make a quota of a server that has none, and
+// two in a row are as rare as a run that strayRisk allows where a fifth of
+// the answers are strays (shedding as heavy as any the matrix has).
+const coldTests = 2
+
+// strayShare returns the share of answers that were stray throttles.
+func (e *estimator) strayShare() float64 {
+	if e.answers == 0 {
+		return 0
+	}
+	return float64(e.strays) / float64(e.answers)
+}
+
+// answered counts an answer, for the stray share.
+func (e *estimator) answered() {
+	e.answers++
+	if e.answers >= 2*strayHorizon {
+		e.answers, e.strays = e.answers/2, e.strays/2
+	}
+}
+
+// stray counts a stray throttle.
+func (e *estimator) stray() { e.strays = min(e.strays+1, e.answers) }
 
 // belowLimit reports whether the window was found spent below L̂, or at
 // an unknown count: even with the answers still due, it may not be the
@@ -410,11 +533,14 @@ func snap(wlo, whi int64) int64 {
 // flight). It returns until when to pause, as the time the next request
 // should arrive at the server (0 for no pause), and whether that request
 // is a probe the others wait for.
-func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPause int64) (u int64, probe bool) {
+func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, spread, maxPause int64) (u int64, probe bool) {
+	e.answered()
 	switch {
 	case e.phase == PhaseCold:
 		// What got through is L̂; after a probe went through, at least
-		// one more than before.
+		// one more than before. It is tested first: slow start goes on
+		// if a request right after it gets through.
+		e.coldTest, e.coldLimit = true, e.limit
 		e.limit = max(e.count, e.limit+1)
 		e.phase, e.measured = PhaseMeasuring, 0
 		e.start, e.cold = 0, e.nref == 0 // the cold window began before we saw it
@@ -423,6 +549,9 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 	case e.seeking:
 		e.lastThr = max(e.lastThr, a)
 		if seq < e.seekSeq {
+			if e.tries < e.tests && a > e.thrArr+spread {
+				e.tries++ // sent after the throttle: a test, throttled too
+			}
 			return 0, false // in flight before the last probe was asked for
 		}
 		e.tries++
@@ -448,8 +577,13 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 	// expected end, which the next request tells. Its count is known if
 	// the throttle was surely in the window begun at start.
 	spent := int64(-1)
-	if e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && (e.wlo == 0 || e.within(a)) {
+	switch {
+	case e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && (e.wlo == 0 || e.within(a)):
 		spent = e.count
+	case e.phase == PhaseSettled && e.fixed:
+		if from, unsure, ok := e.windowOf(a); ok && from == e.curFrom && unsure < e.win/8 {
+			spent = e.count // the window's phase is known
+		}
 	}
 	e.begin(spent, pending, a, next, rtt)
 	return e.nextProbe(now, rtt, maxPause), true
@@ -458,6 +592,8 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, maxPa
 // begin starts seeking the refill after a throttle arrived at a.
 func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.seeking, e.spent, e.pending, e.lastThr, e.tries, e.seekSeq = true, spent, pending, a, 0, next
+	e.thrArr = a
+	e.tests = e.testsFor()
 	e.predLo = 0
 	e.chain = e.phase == PhaseMeasuring && e.start != 0 && e.nref > 0
 	e.gap = max(rtt, e.wlo/16, int64(time.Millisecond))
@@ -475,8 +611,8 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // trip with nothing known). A refill that did not come by the predicted
 // end means the model was wrong: the refills are forgotten.
 func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
-	if e.tries == 0 && e.belowLimit() {
-		return now + rtt/2
+	if e.tries < e.tests {
+		return now + rtt/2 // a test
 	}
 	a, b := e.predict(e.lastThr)
 	a = max(a, e.lastThr)

@@ -167,7 +167,9 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	next := l.seq.Load() + 1
 	if refilled {
 		s.fresh = true
-		if e.phase == PhaseSettled && was != PhaseSettled {
+		if e.phase == PhaseSettled && (was != PhaseSettled || e.limit != limit) {
+			// Settled, or the quota changed: probe above L̂ soon.
+			e.fails = 0
 			e.schedule(now, next, l.params().maxPause, true)
 		}
 	}
@@ -197,7 +199,7 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	p := l.params()
 	next := l.seq.Load() + 1
 	fails := e.fails
-	arrive, probe := e.throttle(now, l.arrival(now, t), seq, next, max(l.inflight.Load(), 0), s.rtt, p.maxPause)
+	arrive, probe := e.throttle(now, l.arrival(now, t), seq, next, max(l.inflight.Load(), 0), s.rtt, l.spread(), p.maxPause)
 	if e.fails != fails {
 		e.schedule(now, next, p.maxPause, false)
 	}
