@@ -150,7 +150,9 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait 
 		return 0, 0, wait
 	}
 	if !l.takePlace(place) {
-		l.unprobe(probe)
+		if probe != 0 {
+			l.g.release(probe) // no one can go before an answer frees a place, and that wakes all
+		}
 		l.markBlocked(ns)
 		return 0, 0, 1
 	}
