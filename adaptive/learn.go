@@ -19,14 +19,20 @@ type learnState struct {
 	hWake   int64  // when a pause for Remaining spent ends: hEarly plus the slack, up to wakeSlack
 
 	// Learned from the answers.
-	e        *estimator // the learner's model of a server that says nothing; nil until its first throttle
-	coldOK   int64      // successes before the first throttle
-	coldCwnd int64      // slow start's cap before the first throttle, less initialWindow
-	rtt      int64      // smoothed round trip of tickets, ns
-	rttDev   int64      // smoothed mean deviation of the round trip, ns
-	hintEnd  int64      // Unix ns when the last pause shortened by a hint's slack ended
-	hintSeq  uint64     // the first admission after it
-	hintGap  int64      // the last wait added after a throttled probe, ns
+	e         *estimator // the learner's model of a server that says nothing; nil until its first throttle
+	coldOK    int64      // successes before the first throttle
+	coldCwnd  int64      // slow start's cap before the first throttle, less initialWindow
+	rtt       int64      // smoothed round trip of tickets, ns
+	rttDev    int64      // smoothed mean deviation of the round trip, ns
+	hintEnd   int64      // Unix ns when the last pause shortened by a hint's slack ended
+	hintSeq   uint64     // the first admission after the last hint was acted on
+	hintGap   int64      // the last wait added after a throttled probe, ns
+	hintProbe bool       // the probe now due or out ends a hint's pause
+	hintTest  uint64     // the admission whose answer tests the last hint; 0 if none
+	hintFails uint32     // answers since hintTest, all throttled
+	hintTests uint32     // tests of hints, decayed (see hintTrust)
+	hintHeld  uint32     // of them, those the hint held
+	hints     uint64     // hints seen
 
 	// The pacer in force, as derived by recompute.
 	wlim      int64         // window limit in force
@@ -96,6 +102,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 				wake = true // a throttled probe without a new one asked for: probe again
 			}
 		} else {
+			l.hintWeighed(t)
 			learned = l.learnSuccess(now, t)
 			if t != nil && t.probe != 0 {
 				wake = l.g.resolve(t.probe) || wake
