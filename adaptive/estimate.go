@@ -85,18 +85,24 @@ type estimator struct {
 	predLo  int64 // the refill is predicted after this; 0 if not
 	gap     int64
 	tries   int
-	tests   int   // of the seek probes, how many go at once to test the throttle (see testsFor)
-	thrArr  int64 // the arrival of the throttle tested
+	tests   int    // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr  int64  // the arrival of the throttle tested
+	testSeq uint64 // the first admission after it
+	pendOK  int64  // answers to requests in flight when it came: successes
+	pendThr int64  // and throttles
+	gated   bool   // the tests go one at a time, the others held back
 	seekSeq uint64
 
-	// The throttle being tested came in slow start: if a test contradicts
-	// it, slow start goes on, with L̂ as it was (coldLimit).
-	coldTest  bool
-	coldLimit int64
+	// The throttle being tested came in slow start, or in a probe above
+	// L̂: if a test contradicts it, slow start or the probe goes on; if
+	// the tests confirm it, the learner measures, or the probe failed
+	// (see confirm).
+	coldTest, spanTest bool
 
 	// Stray throttles: the throttles a success right after contradicted,
-	// among the answers (both decay: see stray).
-	strays, answers int64
+	// among the answers, and the throttles among them (all decay: see
+	// answered).
+	strays, answers, thrAnswers int64
 
 	// Probing above L̂ while settled: no probe before probeAt (time) and
 	// probeSeq (admission); a span in force until spanEnd, from
@@ -107,7 +113,8 @@ type estimator struct {
 	spanSeq, spanStop uint64
 	fails             int
 
-	cwnd int64 // slow start's cap on requests in flight while cold, less initialWindow
+	cwnd  int64 // slow start's cap on requests in flight while cold, less initialWindow
+	grown int64 // successes since the cap last grew by one, after a stray
 }
 
 // initialWindow is slow start's first cap on requests in flight: a herd of
@@ -138,12 +145,21 @@ const maxMeasured = 6
 // says slow start's cap on requests in flight was binding. It reports
 // whether the success was a refill.
 func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refilled bool) {
-	e.answered()
+	e.answered(false)
 	switch {
-	case e.phase == PhaseCold:
+	case e.phase == PhaseCold && !e.seeking:
 		e.count++
-		if grow {
-			e.cwnd++
+		switch {
+		case !grow:
+		case e.strays == 0:
+			e.cwnd++ // doubling per round trip
+		default:
+			// After a stray, one more per round trip: a stray may be
+			// a token bucket found empty, which more in flight empties
+			// faster.
+			if e.grown++; e.grown >= e.cwnd+initialWindow {
+				e.cwnd, e.grown = e.cwnd+1, 0
+			}
 		}
 		return false
 	case !e.seeking && e.phase == PhaseSettled:
@@ -166,20 +182,23 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 			e.limit, e.budget = e.count, 2*e.count
 		}
 		return false
-	case e.tries < e.tests && (seq >= e.seekSeq || a > e.thrArr+spread) && !e.unsure && (e.start == 0 || e.wlo == 0 || e.within(a)):
+	case e.tries < e.tests && (seq >= e.seekSeq || a > e.thrArr+spread) && e.sameWindow(a) && !e.manyThrottled():
 		// A test went through: the window was not spent. A request
 		// that arrived after the throttle got through, in the same
 		// window (or nothing says it was another, and its count did not
 		// run past L̂). That contradicts a count limit: the throttle was
 		// a stray (shedding, a concurrency limit, a request that crossed
 		// a window's edge), and nothing changes.
-		e.seeking = false
+		e.seeking, e.coldTest, e.spanTest = false, false, false
 		e.stray()
-		if e.coldTest {
-			e.phase, e.limit, e.coldTest = PhaseCold, e.coldLimit, false
-		}
+		// The stray arrived in the window and counted there, as
+		// shedding after the count does.
+		e.count++
 		return false
 	case a <= e.lastThr || seq < e.seekSeq:
+		if seq < e.testSeq {
+			e.pendOK++
+		}
 		// Arrived before the window was spent, or sent before that was
 		// known (jitter may bring it after the throttle): it counts in it.
 		e.count++
@@ -188,7 +207,15 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		return false
 	}
-	e.coldTest = false
+	if e.coldTest || e.spanTest {
+		// A refill before the tests were done: the throttle was a
+		// window's end after all.
+		span := e.spanTest
+		e.taken(e.lastThr, seq)
+		if span {
+			return false // settled: the window after the probe refilled
+		}
+	}
 	e.found(max(e.lastThr, e.predLo)-spread, a+spread)
 	if e.phase == PhaseSettled && e.fixed && e.spent > 0 && e.whi > 0 {
 		// Paced at L̂ per Ŵ, the window was spent after e.spent of ours:
@@ -256,25 +283,43 @@ func (e *estimator) countSettled(a int64) {
 }
 
 // windowOf returns when the server window that a request arriving at a
-// counts in began, at the earliest, as the newest refill and Ŵ place it,
-// and how late it may have begun after that; ok is false while nothing
-// places it. A request that arrived in the uncertain stretch is counted in
-// the later window: a count too high cuts L̂ too little, which the next
-// window corrects, where one too low would cut it too far.
+// counts in began, at the earliest, and how late it may have begun after
+// that, as all the refills kept place it (each one's interval carried by
+// whole windows, and intersected, as predict does); ok is false while
+// nothing places it. A request that arrived in the uncertain stretch is
+// counted in the later window: a count too high cuts L̂ too little, which
+// the next window corrects, where one too low would cut it too far.
 func (e *estimator) windowOf(a int64) (from, unsure int64, ok bool) {
 	if e.nref == 0 || e.win <= 0 {
 		return 0, 0, false
 	}
-	r := e.ref[(e.nref-1)%maxRefills]
-	k := (a - r.lo) / e.win
-	if a < r.lo {
-		k = -ceilDiv(r.lo-a, e.win)
+	wlo, whi := e.wlo, e.whi
+	if e.win != e.whi {
+		wlo, whi = e.win, e.win
 	}
-	unsure = r.hi - r.lo
-	if e.win == e.whi {
-		unsure += max(k, -k) * (e.whi - e.wlo) // not snapped: W may be anywhere in the bounds
+	last := e.ref[(e.nref-1)%maxRefills]
+	k := (a - last.lo) / e.win
+	if a < last.lo {
+		k = -ceilDiv(last.lo-a, e.win)
 	}
-	return r.lo + k*e.win, unsure, true
+	n := last.n + k
+	lo, hi := last.lo+k*wlo, last.hi+k*whi
+	if k < 0 {
+		lo, hi = last.lo+k*whi, last.hi+k*wlo
+	}
+	for i := e.nref - 2; i >= max(e.nref-maxRefills, 0); i-- {
+		r := e.ref[i%maxRefills]
+		d := n - r.n
+		l, h := r.lo+d*wlo, r.hi+d*whi
+		if d < 0 {
+			l, h = r.lo+d*whi, r.hi+d*wlo
+		}
+		if max(lo, l) >= min(hi, h) {
+			continue // this refill's window was miscounted
+		}
+		lo, hi = max(lo, l), min(hi, h)
+	}
+	return lo, hi - lo, true
 }
 
 // minProbeGap is how many admissions, at least, separate two probes above
@@ -347,30 +392,41 @@ func (e *estimator) transient() bool {
 	return true
 }
 
-// strayRisk is the chance, at most, that a throttle taken for a window's
-// end was a stray: the tests after a throttle are as many as make a run of
-// strays that long this unlikely.
+// strayRisk is the share of answers from which on stray throttles are
+// common; and the chance, at most, that a throttle then taken for a
+// window's end was a stray.
 const strayRisk = 0.01
 
-// maxTests caps the tests of one throttle.
-const maxTests = 8
+// runRisk is the chance, at most, that a throttle taken for a window's end
+// was a stray, where most throttles are (see rateFree): they come by the
+// hundred, so that even a rare run of them must not make a quota.
+const runRisk = 1e-4
+
+// maxTests caps the tests of one throttle: a run of ten at 1 in 2 is as
+// likely as 1e-3.
+const maxTests = 10
 
 // strayHorizon is about how many answers the stray share is measured over:
 // both counts halve when the answers reach twice as many.
 const strayHorizon = 1024
 
 // testsFor returns how many requests, sent at once one after another, test
-// a throttle before the window is taken to be spent: as many as make a run
-// of strays that long less likely than strayRisk, at the stray share seen
-// so far; where strays are rarer than that, one for a throttle that may not
-// be the window's end (below L̂), else none; in slow start at least
-// coldTests.
+// a throttle before the window is taken to be spent. Where most throttles
+// are strays (see rateFree), as many as make a run of throttles that long
+// less likely than runRisk, at the share of answers throttled; where
+// strays are common, as many as make a run of strays that long less
+// likely than strayRisk; else one for a throttle that may not be the
+// window's end (below L̂), and none for one that is; in slow start at
+// least coldTests.
 func (e *estimator) testsFor() int {
 	p := e.strayShare()
 	k := 0
 	switch {
+	case e.rateFree():
+		q := min(float64(e.thrAnswers)/float64(e.answers), 0.5)
+		k = min(int(math.Ceil(math.Log(runRisk)/math.Log(q))), maxTests)
 	case p >= strayRisk:
-		k = min(int(math.Ceil(math.Log(strayRisk)/math.Log(p))), maxTests)
+		k = int(math.Ceil(math.Log(strayRisk) / math.Log(p)))
 	case e.belowLimit():
 		k = 1
 	}
@@ -387,6 +443,17 @@ func (e *estimator) testsFor() int {
 // the answers are strays (shedding as heavy as any the matrix has).
 const coldTests = 2
 
+// rateFree reports whether strays are common and a third of the
+// throttles at least (the others came with them, in flight at once): the
+// server throttles whatever the rate (it sheds load). Then a throttle
+// is tested by the requests that come anyway, none held back (see
+// nextProbe). A token bucket or a sliding log has strays too (a token
+// that came in time, a slot that aged out), but most of their throttles
+// are the window's end.
+func (e *estimator) rateFree() bool {
+	return e.strayShare() >= strayRisk && 3*e.strays >= e.thrAnswers
+}
+
 // strayShare returns the share of answers that were stray throttles.
 func (e *estimator) strayShare() float64 {
 	if e.answers == 0 {
@@ -395,11 +462,14 @@ func (e *estimator) strayShare() float64 {
 	return float64(e.strays) / float64(e.answers)
 }
 
-// answered counts an answer, for the stray share.
-func (e *estimator) answered() {
+// answered counts an answer, throttled or not, for the stray share.
+func (e *estimator) answered(throttled bool) {
 	e.answers++
+	if throttled {
+		e.thrAnswers++
+	}
 	if e.answers >= 2*strayHorizon {
-		e.answers, e.strays = e.answers/2, e.strays/2
+		e.answers, e.strays, e.thrAnswers = e.answers/2, e.strays/2, e.thrAnswers/2
 	}
 }
 
@@ -411,6 +481,34 @@ func (e *estimator) stray() { e.strays = min(e.strays+1, e.answers) }
 // window's end.
 func (e *estimator) belowLimit() bool {
 	return e.spent < 0 || e.spent+e.pending < e.limit
+}
+
+// manyThrottled reports whether most of the requests in flight with the
+// throttle tested, and at least manyPending of them, were throttled too: a
+// window (or a bucket) spent, whatever a test says later. Strays come one
+// by one among successes.
+func (e *estimator) manyThrottled() bool {
+	return e.pendThr >= manyPending && e.pendThr > e.pendOK
+}
+
+// manyPending is how many requests in flight with a throttle must be
+// throttled too to show the window spent: with fewer in flight, strays
+// that frequent would show it too often.
+const manyPending = 4
+
+// sameWindow reports whether a request that arrived at a, after the
+// throttle tested, may have arrived in the same window as it: whether
+// nothing says the window refilled between them.
+func (e *estimator) sameWindow(a int64) bool {
+	switch {
+	case e.unsure:
+		return false // the window's count ran past L̂: the next may have begun
+	case e.phase == PhaseSettled && e.fixed:
+		from, _, ok := e.windowOf(e.thrArr)
+		at, _, _ := e.windowOf(a)
+		return !ok || from == at
+	}
+	return e.start == 0 || e.wlo == 0 || e.within(a)
 }
 
 // within reports whether a request that arrived at a was surely in the
@@ -534,39 +632,45 @@ func snap(wlo, whi int64) int64 {
 // should arrive at the server (0 for no pause), and whether that request
 // is a probe the others wait for.
 func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, spread, maxPause int64) (u int64, probe bool) {
-	e.answered()
+	e.answered(true)
 	switch {
-	case e.phase == PhaseCold:
-		// What got through is L̂; after a probe went through, at least
-		// one more than before. It is tested first: slow start goes on
-		// if a request right after it gets through.
-		e.coldTest, e.coldLimit = true, e.limit
-		e.limit = max(e.count, e.limit+1)
-		e.phase, e.measured = PhaseMeasuring, 0
-		e.start, e.cold = 0, e.nref == 0 // the cold window began before we saw it
+	case e.phase == PhaseCold && !e.seeking:
+		// Tested first: slow start goes on if a request right after it
+		// gets through (see confirm).
+		e.coldTest = true
 		e.begin(e.count, 0, a, next, rtt)
 		return e.nextProbe(now, rtt, maxPause), true
 	case e.seeking:
 		e.lastThr = max(e.lastThr, a)
 		if seq < e.seekSeq {
+			if seq < e.testSeq {
+				e.pendThr++
+			}
 			if e.tries < e.tests && a > e.thrArr+spread {
 				e.tries++ // sent after the throttle: a test, throttled too
+				if u, done := e.confirm(a, next); done {
+					return u, false
+				}
 			}
 			return 0, false // in flight before the last probe was asked for
 		}
 		e.tries++
+		if u, done := e.confirm(a, next); done {
+			return u, false
+		}
 		e.seekSeq = next
 		return e.nextProbe(now, rtt, maxPause), true
 	case e.phase == PhaseSettled && e.spanSeq != 0 && seq >= e.spanSeq:
+		if e.spanEnd != 0 && e.strayShare() >= strayRisk {
+			// Where strays are common, one does not fail the probe:
+			// the throttle is tested first (see confirm).
+			e.spanTest = true
+			e.begin(-1, pending, a, next, rtt)
+			return e.nextProbe(now, rtt, maxPause), true
+		}
 		if e.spanEnd != 0 {
-			// The probe above L̂ failed: the quota is unchanged, and the
-			// server's window is spent. Pause until it surely ended, and
-			// probe again later, twice as late.
-			e.spanEnd = 0
-			e.fails = min(e.fails+1, 16)
-			e.spanStop = next
-			if _, b := e.predict(a); b > a {
-				return b, false
+			if u := e.spanFailed(a, next); u > 0 {
+				return u, false
 			}
 		}
 		if seq < e.spanStop {
@@ -589,10 +693,55 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 	return e.nextProbe(now, rtt, maxPause), true
 }
 
+// confirm ends the tests of a throttle once they all were throttled too
+// (the latest arrived at a): the window is spent. In slow start, what got
+// through is L̂ (after a probe went through, at least one more than
+// before), and the learner measures from here; the window spent began
+// before it was seen. In a probe above L̂, the probe failed: done reports
+// that the seek ends, and u is the pause spanFailed asks for. Otherwise
+// the seek for the refill goes on.
+func (e *estimator) confirm(a int64, next uint64) (u int64, done bool) {
+	if e.tries < e.tests {
+		return 0, false
+	}
+	return e.taken(a, next)
+}
+
+// taken gives the throttle tested its meaning, a window's end (see
+// confirm).
+func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
+	switch {
+	case e.coldTest:
+		e.coldTest = false
+		e.limit = max(e.count, e.limit+1)
+		e.phase, e.measured = PhaseMeasuring, 0
+		e.start, e.cold = 0, e.nref == 0
+	case e.spanTest:
+		e.spanTest, e.seeking = false, false
+		return e.spanFailed(a, next), true
+	}
+	return 0, false
+}
+
+// spanFailed ends a probe above L̂ that a throttle arrived at a ended: the
+// quota is unchanged, and the server's window is spent. It returns until
+// when to pause (0 for none): until the window surely ended; the next
+// probe comes twice as late.
+func (e *estimator) spanFailed(a int64, next uint64) int64 {
+	e.spanEnd = 0
+	e.fails = min(e.fails+1, 16)
+	e.spanStop = next
+	if _, b := e.predict(a); b > a {
+		return b
+	}
+	return 0
+}
+
 // begin starts seeking the refill after a throttle arrived at a.
 func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.seeking, e.spent, e.pending, e.lastThr, e.tries, e.seekSeq = true, spent, pending, a, 0, next
-	e.thrArr = a
+	e.thrArr, e.testSeq, e.pendOK, e.pendThr = a, next, 0, 0
+	e.gated = !e.rateFree()
 	e.tests = e.testsFor()
 	e.predLo = 0
 	e.chain = e.phase == PhaseMeasuring && e.start != 0 && e.nref > 0
@@ -600,7 +749,13 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.spanEnd = 0
 }
 
-// nextProbe returns when the next seek probe should arrive at the server.
+// nextProbe returns when the next seek probe should arrive at the server,
+// 0 for no pause.
+//
+// A throttle is tested first (see testsFor): by one request at a time,
+// the others held back, where strays are rare, so that a window's end
+// costs one throttle more; by the requests that come anyway where strays
+// are common, so that a stray holds no one back.
 //
 // A throttle that may not be the window's end (one below L̂, with no more
 // answers due that could make up the count) is tested at once. Otherwise,
@@ -611,8 +766,11 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // trip with nothing known). A refill that did not come by the predicted
 // end means the model was wrong: the refills are forgotten.
 func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
-	if e.tries < e.tests {
-		return now + rtt/2 // a test
+	switch {
+	case e.tries < e.tests && e.gated:
+		return now + rtt/2 // a test, alone
+	case e.tries < e.tests:
+		return 0 // the next requests test it, unheld
 	}
 	a, b := e.predict(e.lastThr)
 	a = max(a, e.lastThr)

@@ -17,10 +17,11 @@ import (
 	"github.com/tollgate-go/tollgate/transport"
 )
 
-// Example sends three calls against a quota of two per minute through a
+// Example sends five calls against a quota of two per minute through a
 // Transport observed by a Collector, and reads the metrics back from
-// /metrics: one throttle, after which the tenant's limit is learned, and a
-// wait time observed for each call. The tenant label carries the account
+// /metrics: three throttles (the first, and the two calls that test it),
+// after which the tenant's limit is learned, and a wait time observed for
+// each call. The tenant label carries the account
 // id given in Accounts; an AccessKeyId not in Accounts would appear only as
 // its "ak-" hash.
 func Example() {
@@ -35,7 +36,7 @@ func Example() {
 		Observer: c,
 		Accounts: map[string]string{"AKIDexample": "1234567890123456"},
 	})}
-	for range 3 {
+	for range 5 {
 		req, _ := fakecloud.NewRequest(context.Background(), "http://ecs.aliyuncs.com", "AKIDexample", "DescribeInstances")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -65,6 +66,6 @@ func Example() {
 	}
 	// Output:
 	// tollgate_limit_source{source="learned",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 1
-	// tollgate_requests_total{result="throttled",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 1
-	// tollgate_wait_seconds_count{tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 3
+	// tollgate_requests_total{result="throttled",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 3
+	// tollgate_wait_seconds_count{tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 5
 }
