@@ -36,9 +36,24 @@
 // grants L more. So:
 //
 //   - Cold (PhaseCold): slow start. Four requests in flight, one more per
-//     success while the cap binds (doubling per round trip), until the
-//     first throttle: the successes so far are the first L̂. A herd of
-//     callers never hits a fresh tenant at once.
+//     success while the cap binds (doubling per round trip; one more per
+//     round trip after a stray, below), until the first throttle its tests
+//     confirm: the successes so far are the first L̂. A herd of callers
+//     never hits a fresh tenant at once.
+//   - Testing, after any throttle: a count limit predicts that once a
+//     window is spent every request is throttled until the refill, so the
+//     requests after a throttle test it. One that gets through, in the
+//     same window, shows it was a stray (shedding, a cap on requests in
+//     flight, a request across a window's edge): nothing changes, and the
+//     stray counts in the window. Strays are counted among the answers.
+//     Where they are rare, a throttle below L̂ gets one test, sent alone
+//     (none at L̂, two in slow start); where they are 1% of the answers,
+//     as many as make a run of strays that long rarer than 1%, alone;
+//     where they are also a third of the throttles (a server that
+//     throttles whatever the rate), as many as make a run of throttles
+//     that long rarer than 1e-4, the requests that come anyway, none held
+//     back. Four or more requests in flight with the
+//     throttle, most of them throttled too, show the window spent.
 //   - Measuring (PhaseMeasuring), a window at a time: after a throttle the
 //     gate pauses and one probe seeks the refill. With W unbounded the
 //     probes double their spacing from a round trip (about log2(W/round
@@ -56,27 +71,31 @@
 //     bounds on W are tight (1.5%) or hold one round value (or, after six
 //     windows, at the upper bound; after twelve whose refills fit no fixed
 //     window, at the mean time between them): paced evenly
-//     at L̂ per Ŵ. Any throttle is tested at once by one probe: a success
-//     right after it, in the same window, contradicts a count limit
-//     (shedding, a concurrency limit, a request that crossed a window's
-//     edge) and changes nothing; a throttle means the window is spent
-//     below L̂, and the learner measures again.
+//     at L̂ per Ŵ. A throttle is tested as above; a window spent at c of
+//     our requests (the window placed by all the refills kept) sets L̂ to
+//     c, still settled: what the server leaves us at our pace, less than
+//     L̂ where the quota fell or a consumer we cannot see spends part of
+//     it. Where the count is unknown, the learner measures again.
 //
 // Probing above L̂, only while callers wait on the pacer: two windows
 // after settling (a quota that just changed may change back), then at
 // least one window and 200 admissions apart (doubled by each failed probe,
 // reset when the server changes, never more than MaxPause or one window), one
 // window is paced at L̂+1 per the shortest window the bounds allow,
-// aligned to the predicted window when the phase is known. A throttle
-// there means the quota is unchanged: the gate pauses to the window's
+// aligned to the predicted window when the phase is known. A confirmed
+// throttle there means the quota is unchanged: the gate pauses to the window's
 // predicted end, and probing an unchanged quota costs about one throttle
 // in 200. If the window goes through, the quota grew: slow start again
 // until a throttle, then measure. Idle time teaches nothing.
 //
-// A throttle with a retry hint or a reset pauses the tenant as the server
-// asks, whatever the learner does; a Transient answer (e.g. 503) is no
-// quota signal, and in a measured window its request may not have
-// counted, so one more may go.
+// A throttle with a reset pauses the tenant as the server asks, whatever
+// the learner does. So does one with a retry hint, once the tenant's hints
+// have shown that they predict throttles: the requests sent right after a
+// hinted answer test it (two throttled, it held; one through, it did not),
+// the first hint is taken at its word, and after it hints are tested until
+// the tenant's trust, (held+1)/(tests+2), reaches 0.8, and one in eight
+// all the same. A Transient answer (e.g. 503) is no quota signal, and in a
+// measured window its request may not have counted, so one more may go.
 //
 // # Admission
 //
