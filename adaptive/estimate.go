@@ -410,8 +410,8 @@ const maxTests = 10
 // both counts halve when the answers reach twice as many.
 const strayHorizon = 1024
 
-// testsFor returns how many requests, sent at once one after another, test
-// a throttle before the window is taken to be spent. Where most throttles
+// testsFor returns how many requests after a throttle, all throttled, show
+// the window spent. Where most throttles
 // are strays (see rateFree), as many as make a run of throttles that long
 // less likely than runRisk, at the share of answers throttled; where
 // strays are common, as many as make a run of strays that long less
@@ -426,7 +426,7 @@ func (e *estimator) testsFor() int {
 		q := min(float64(e.thrAnswers)/float64(e.answers), 0.5)
 		k = min(int(math.Ceil(math.Log(runRisk)/math.Log(q))), maxTests)
 	case p >= strayRisk:
-		k = int(math.Ceil(math.Log(strayRisk) / math.Log(p)))
+		k = int(math.Ceil(math.Log(strayRisk) / math.Log(min(p, 0.5))))
 	case e.belowLimit():
 		k = 1
 	}
@@ -437,10 +437,11 @@ func (e *estimator) testsFor() int {
 	return k
 }
 
-// coldTests is how many tests a throttle in slow start gets at least:
-// one stray there would make a quota of a server that has none, and
-// two in a row are as rare as a run that strayRisk allows where a fifth of
-// the answers are strays (shedding as heavy as any the matrix has).
+// coldTests is how many tests a throttle in slow start gets at least: a
+// stray taken for a window's end there would make a quota of a server that
+// has none, and nothing is known of strays yet. Two in a row are one in 25
+// where a fifth of the answers are strays (the matrix's heaviest
+// shedding); the strays seen after it raise the tests.
 const coldTests = 2
 
 // rateFree reports whether strays are common and a third of the

@@ -150,9 +150,7 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait 
 		return 0, 0, wait
 	}
 	if !l.takePlace(place) {
-		if probe != 0 {
-			l.g.release(probe) // no one can go before an answer frees a place, and that wakes all
-		}
+		l.unprobeQuiet(probe)
 		l.markBlocked(ns)
 		return 0, 0, 1
 	}
@@ -222,6 +220,16 @@ func (l *Limiter) refresh(now int64) {
 	l.mu.Unlock()
 	if big {
 		l.notify()
+	}
+}
+
+// unprobeQuiet hands back the probe a caller claimed but cannot send for
+// want of a place in flight, waking no one: no one can go before an answer
+// frees a place, and that answer wakes all. (Waking them would have each
+// claim the probe, find no place and wake the rest, with no time passing.)
+func (l *Limiter) unprobeQuiet(probe int64) {
+	if probe != 0 {
+		l.g.release(probe)
 	}
 }
 

@@ -43,13 +43,12 @@ func (l *Limiter) pauseUntil(o *quota.Observation, t *Ticket) (u int64, short bo
 // A hint says the server will throttle whatever comes before it ends. The
 // requests sent right after the hinted answer test that: hintRun of them
 // throttled, the hint held; one through, it did not (a gateway shedding
-// load answers Retry-After whatever the rate). The tenant's trust in its hints is the
-// share of tests they held (see hintTrust). The first hint is taken at its
-// word; after it, a hint is tested until the trust reaches hintTrusted,
-// and every hintSample-th hint all the same: no pause, and the next
-// requests' answers say. A hint tested pauses only if it held and the
-// tenant trusts its hints. A hint that held, or one trusted, pauses
-// the tenant:
+// load answers Retry-After whatever the rate). The tenant's trust in its
+// hints is the share of tests they held (see hintTrust). The first hint is
+// taken at its word; after it, a hint is tested, with no pause, until the
+// trust reaches hintTrusted, and every hintSample-th hint all the same. A
+// hint pauses the tenant when it is trusted, or when it held and its test
+// made the trust reach hintTrusted:
 //
 // A hint in whole seconds is the server's wait rounded up: the pause lasts
 // only until the earliest moment that wait may end (the hint less its

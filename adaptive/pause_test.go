@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -46,5 +47,62 @@ func TestShortenedHint(t *testing.T) {
 	l.Observe(o)
 	if got := l.Snapshot().PauseUntil; !got.Equal(ms(1500)) {
 		t.Fatalf("paused until %v, want %v", got, ms(1500))
+	}
+}
+
+// TestHintsThatHoldPause: a server whose Retry-After does predict
+// throttles (every request is throttled, with "Retry-After: 5") keeps
+// pausing the tenant. The first hint is taken at its word; the next are
+// tested, two throttled requests each, with no pause, until three of them
+// have held (trust 4/5); from then on a hint pauses again, untested, until
+// the earliest moment its wait may end.
+func TestHintsThatHoldPause(t *testing.T) {
+	// The server says its limit, so that only the hints pause the tenant
+	// (the learner, which tests throttles too, stays out).
+	l := New(Config{})
+	hint := func(at time.Time) quota.Observation {
+		o := throttled(at)
+		o.Known = quota.FieldRetryAfter | quota.FieldLimit | quota.FieldWindow
+		o.RetryAfter, o.RetrySlack = 5*time.Second, time.Second
+		o.Limit, o.Window = 1000, time.Second
+		return o
+	}
+	at := 0
+	// send admits one request at the tenant's pace after at, answers it
+	// with a hint 1 ms later, and returns the pause the tenant is in then
+	// (0 if none).
+	send := func() time.Duration {
+		t.Helper()
+		for range 10_000 {
+			if tk, ok := l.ReserveAt(ms(at)); ok {
+				at++
+				tk.Done(hint(ms(at)))
+				if u := l.Snapshot().PauseUntil; u.After(ms(at)) {
+					d := u.Sub(ms(at))
+					at += int(d / time.Millisecond)
+					return d
+				}
+				return 0
+			}
+			at++
+		}
+		t.Fatalf("at %d ms: nothing admitted in 10 s", at)
+		return 0
+	}
+	var got []time.Duration
+	for range 16 {
+		got = append(got, send())
+	}
+	ms100 := 100 * time.Millisecond
+	want := []time.Duration{
+		4 * time.Second,                        // the first hint, at its word, less its slack
+		ms100, 2 * ms100, 4 * ms100, 8 * ms100, // its probe throttled: the wait doubles
+		5 * time.Second,        // until it reaches the slack: the hint in full
+		0, 0, 0, 0, 0, 0, 0, 0, // three hints tested, no pause: two throttled requests each held them
+		4 * time.Second, // trusted (4/5): the hint pauses again
+		ms100,           // and its probe, throttled, waits as before
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pauses after each hinted answer:\n got %v\nwant %v", got, want)
 	}
 }

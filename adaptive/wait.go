@@ -83,11 +83,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			l.markBlocked(ns)
 			wake := l.wakeCh() // then look again, so no wake is missed
 			if !l.takePlace(true) {
-				// Hand the probe back without waking anyone: no one can
-				// go before an answer frees a place, and that wakes all.
-				if probe != 0 {
-					l.g.release(probe)
-				}
+				l.unprobeQuiet(probe)
 				// An answer wakes us; ProbeTimeout bounds the sleep in
 				// case the cap is lifted by a change that wakes no one.
 				if _, err := sleep(p.probeTimeout, wake); err != nil {
