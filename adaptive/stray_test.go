@@ -104,7 +104,8 @@ func TestStraysChangeNothing(t *testing.T) {
 				if f.ShedRate > 0 {
 					// At random: a REGRESSION FLOOR. A run of strays as
 					// rare as runRisk still makes a window now and then
-					// (lowest measured 79%; 100% in most runs).
+					// (lowest measured 76% in 60 runs; at least 99% in 9
+					// of 10).
 					want = 0.7
 				}
 				if float64(got) < want*float64(bare) {
