@@ -141,9 +141,11 @@ var (
 	// happened, 62-71% (5.4-6.8% throttled) when the probe came after it.
 	quotaFell   = bounds{minGoodput: 0.95, maxThrottled: 0.20}
 	quotaRaised = bounds{minGoodput: 0.20, maxThrottled: 0.09}
-	// At 10/s a window measured again costs a throttle or two of ten:
-	// 3.9-7.4% throttled over 8 seeds and with -race, goodput 98-100%.
-	lowQuota = bounds{minGoodput: 0.95, maxThrottled: 0.08}
+	// At 10/s each throttle is 1% of the span, and the learner is still
+	// measuring windows (a throttle or two each) for up to 3 s of it:
+	// 3.9-7.4% throttled over 8 seeds and with -race, goodput 98-100%,
+	// and 8.3% (9 throttles) once in CI, so the floor has room for 11.
+	lowQuota = bounds{minGoodput: 0.95, maxThrottled: 0.10}
 )
 
 // checker checks a span against a scenario's bounds.
