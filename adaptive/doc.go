@@ -9,7 +9,8 @@
 //     hint, an exhausted Remaining) or the learner chose (see below);
 //     after a pause one request probes and the others wait for its
 //     answer (or ProbeTimeout);
-//   - slow start's cap on requests in flight, while nothing is known;
+//   - slow start's cap on requests in flight, while nothing is known,
+//     and the learned cap N̂ where the server caps them (see below);
 //   - a token bucket (rate, burst), a GCRA theoretical arrival time in one
 //     atomic word, that spreads the requests evenly;
 //   - a sliding window (at most a limit in any trailing window, package
@@ -87,6 +88,16 @@
 // predicted end, and probing an unchanged quota costs about one throttle
 // in 200. If the window goes through, the quota grew: slow start again
 // until a throttle, then measure. Idle time teaches nothing.
+//
+// A cap on requests in flight: where strays are common, the learner also
+// counts each answer by its level, how many of our requests were in
+// flight when it was sent. A server that works on at most N at once
+// throttles above N and not below, whatever the rate: where the levels
+// split so (rare throttles up to a level, a quarter or more above it, and
+// at least 16), that level is N̂ and no more than N̂ are sent at once
+// (Snapshot.InFlightLimit). Every 256 answers or more (doubled by each
+// failure) N̂+1 may go for a while: if no more of those are throttled
+// than below, N̂ grows by one. A split found lower lowers it at once.
 //
 // A throttle with a reset pauses the tenant as the server asks, whatever
 // the learner does. So does one with a retry hint, once the tenant's hints

@@ -455,6 +455,13 @@ func (e *estimator) rateFree() bool {
 	return e.strayShare() >= strayRisk && 3*e.strays >= e.thrAnswers
 }
 
+// straysSeen reports whether strays are common enough to look for a cap
+// on requests in flight behind them (see flight): 1% of the answers, or
+// one throttle in eight.
+func (e *estimator) straysSeen() bool {
+	return e.strayShare() >= strayRisk || e.strays > 0 && 8*e.strays >= e.thrAnswers
+}
+
 // strayShare returns the share of answers that were stray throttles.
 func (e *estimator) strayShare() float64 {
 	if e.answers == 0 {

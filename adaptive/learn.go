@@ -20,6 +20,7 @@ type learnState struct {
 
 	// Learned from the answers.
 	e         *estimator // the learner's model of a server that says nothing; nil until its first throttle
+	f         *flight    // its model of a cap on requests in flight; nil until strays are common
 	coldOK    int64      // successes before the first throttle
 	coldCwnd  int64      // slow start's cap before the first throttle, less initialWindow
 	rtt       int64      // smoothed round trip of tickets, ns
@@ -112,6 +113,9 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 				}
 			}
 		}
+	}
+	if t != nil && !o.Transient {
+		l.learnFlight(t, o.Throttled)
 	}
 	// A success that says nothing and changes no estimate is the common
 	// case: it is spared deriving the limits again.
@@ -214,6 +218,33 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 		return 0, false, e.fails != fails
 	}
 	return max(arrive-s.rtt/2, now), probe, true
+}
+
+// learnFlight gives the answer to ticket t to the model of a cap on
+// requests in flight, once the learner has found stray throttles common,
+// and installs the cap it finds; a cap that rose wakes those waiting for
+// a place. l.mu is held.
+func (l *Limiter) learnFlight(t *Ticket, throttled bool) {
+	s := &l.s
+	if t.level == 0 || !l.learning() || s.e == nil {
+		return
+	}
+	strays := s.e.straysSeen()
+	if s.f == nil {
+		if !strays {
+			return
+		}
+		s.f = &flight{}
+	}
+	if !s.f.answer(int64(t.level), throttled, strays) {
+		return
+	}
+	c := s.f.cap()
+	rose := c == 0 || c > l.outCap.Load()
+	l.outCap.Store(c)
+	if rose {
+		l.outFree.wake()
+	}
 }
 
 // left returns how much of the server's Remaining is left: Remaining less

@@ -44,7 +44,10 @@ type Limiter struct {
 	winLimit atomic.Int64                  // the limit win enforces
 
 	seq      atomic.Uint64 // tickets issued so far; a ticket's number
-	inflight atomic.Int64  // tickets neither done nor cancelled
+	inflight atomic.Int64  // tickets neither done nor cancelled, and Wait's callers holding a place under slow start's cap
+	out      atomic.Int64  // requests sent and not yet answered (tickets counted by takeFlight)
+	outCap   atomic.Int64  // the learned cap on out (see flight); 0 for none
+	outFree  signal        // wakes those waiting for out to fall below outCap
 	capOff   atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
 	rtt      atomic.Int64  // the smoothed round trip, ns (learnState.rtt, for Wait)
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
@@ -96,7 +99,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 // sees ends the probe. Use ReserveAt to tie answers to admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
 	ns := now.UnixNano()
-	_, _, wait := l.admit(now, ns, false)
+	_, _, _, wait := l.admit(now, ns, false)
 	if wait != 0 {
 		return false
 	}
@@ -109,11 +112,13 @@ func (l *Limiter) AllowAt(now time.Time) bool {
 // with Done or Cancel.
 func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 	ns := now.UnixNano()
-	probe, mark, wait := l.admit(now, ns, true)
+	probe, mark, level, wait := l.admit(now, ns, true)
 	if wait != 0 {
 		return Ticket{}, false
 	}
-	return l.ticket(ns, probe, mark), true
+	t := l.ticket(ns, probe, mark)
+	t.level = int32(level)
+	return t, true
 }
 
 // Reserve is ReserveAt(time.Now()).
@@ -137,41 +142,82 @@ const (
 )
 
 // admit runs the checks at now (ns is now in Unix ns): the gate, slow
-// start's cap on requests in flight, the bucket and the window. With
-// place, an admitted request takes its place in flight. It returns wait 0
-// on success, with the probe deadline if the caller is the probe and the
-// token's mark; otherwise how long until a retry could succeed (at least 1
-// ns).
-func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, wait int64) {
+// start's cap on requests in flight, the learned cap on requests sent, the
+// bucket and the window. With place, an admitted request takes its place
+// in flight and is counted as sent, at the level it returns. It returns
+// wait 0 on success, with the probe deadline if the caller is the probe
+// and the token's mark; otherwise how long until a retry could succeed (at
+// least 1 ns).
+func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, level, wait int64) {
 	l.refresh(ns)
 	wait, probe = l.g.enter(ns, l.params().probeTimeout)
 	if wait > 0 {
 		l.markBlocked(ns)
-		return 0, 0, wait
+		return 0, 0, 0, wait
 	}
 	if !l.takePlace(place) {
 		l.unprobeQuiet(probe)
 		l.markBlocked(ns)
-		return 0, 0, 1
+		return 0, 0, 0, 1
+	}
+	if level = l.takeFlight(place); level == 0 {
+		l.dropPlace(place)
+		l.unprobeQuiet(probe)
+		l.markBlocked(ns)
+		return 0, 0, 0, 1
+	}
+	if !place {
+		level = 0
 	}
 	if probe != 0 {
 		mark = l.b.force(ns)
 	} else if wait, mark = l.b.take(ns); wait > 0 {
 		l.dropPlace(place)
+		l.dropFlight(level)
 		l.unprobe(probe)
 		l.markBlocked(ns)
-		return 0, 0, wait
+		return 0, 0, 0, wait
 	}
 	if w := l.win.Load(); w != nil {
 		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
 			l.b.giveBack(mark)
 			l.dropPlace(place)
+			l.dropFlight(level)
 			l.unprobe(probe)
 			l.markBlocked(ns)
-			return 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
+			return 0, 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
 		}
 	}
-	return probe, mark, 0
+	return probe, mark, level, 0
+}
+
+// takeFlight counts a request as sent (only checks it may be, without
+// place) under the learned cap on requests in flight, if one is in force
+// (see flight). It returns the request's level, how many are in flight
+// with it, or 0 if the cap is reached.
+func (l *Limiter) takeFlight(place bool) int64 {
+	for {
+		n := l.out.Load()
+		if c := l.outCap.Load(); c > 0 && n >= c {
+			return 0
+		}
+		if !place || l.out.CompareAndSwap(n, n+1) {
+			return n + 1
+		}
+	}
+}
+
+// dropFlight ends the count of a request sent at level (0: not counted),
+// answered or never sent, and wakes those waiting for a place under the
+// learned cap.
+func (l *Limiter) dropFlight(level int64) {
+	if level == 0 {
+		return
+	}
+	n := l.out.Add(-1)
+	if c := l.outCap.Load(); c > 0 && n < c {
+		l.outFree.wake()
+	}
 }
 
 // takePlace takes a place in flight (only checks there is one, without
@@ -244,6 +290,42 @@ func (l *Limiter) unprobe(probe int64) {
 func (l *Limiter) markBlocked(now int64) {
 	if now-l.blocked.Load() > int64(time.Millisecond) {
 		l.blocked.Store(now)
+	}
+}
+
+// signal wakes at once all who wait on it; it costs nothing while no one
+// does.
+type signal struct {
+	waiting atomic.Int32
+	mu      sync.Mutex
+	ch      chan struct{}
+}
+
+// wait returns a channel closed at the next wake, and counts the caller
+// as waiting until done is called.
+func (s *signal) wait() <-chan struct{} {
+	s.waiting.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// done ends a wait begun by wait.
+func (s *signal) done() { s.waiting.Add(-1) }
+
+// wake closes the channel of those waiting, if any.
+func (s *signal) wake() {
+	if s.waiting.Load() == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
 	}
 }
 

@@ -52,6 +52,10 @@ type Snapshot struct {
 	LearnedWindow time.Duration // Ŵ, the server's window as learned; 0 while unbounded
 	WindowLow     time.Duration // the learned window is longer than this
 	WindowHigh    time.Duration // and at most this; 0 while unbounded
+	// N̂, the learned cap on requests in flight (see the package doc); 0
+	// if none is found. InFlightCap is what is in force: N̂, or N̂+1 while
+	// a probe tests whether the server's cap grew.
+	InFlightLimit, InFlightCap int64
 }
 
 // Snapshot returns the Limiter's current state.
@@ -77,6 +81,9 @@ func (l *Limiter) Snapshot() Snapshot {
 		if e.limit > 0 && e.win > 0 {
 			sn.Learned = float64(e.limit) / time.Duration(e.win).Seconds()
 		}
+	}
+	if f := s.f; f != nil {
+		sn.InFlightLimit, sn.InFlightCap = f.limit, f.cap()
 	}
 	sn.Rate, sn.Burst = s.rateNow, s.burstNow
 	if sn.Rate == 0 {

@@ -24,7 +24,8 @@ type Ticket struct {
 	probe int64  // the probe deadline if this request is the probe, else 0
 	mark  int64  // the bucket's mark of its token, for Cancel
 
-	waited bool // Wait held the caller back before admitting it
+	waited bool  // Wait held the caller back before admitting it
+	level  int32 // requests in flight when it was sent, itself included; 0 if not counted
 }
 
 // Waited reports whether Wait held the caller back (slept) before admitting
@@ -41,6 +42,7 @@ func (t Ticket) Done(obs quota.Observation) {
 	}
 	t.l.inflight.Add(-1)
 	t.l.observe(obs, &t)
+	t.l.dropFlight(int64(t.level))
 }
 
 // Cancel reports that the ticket's request was never sent: the token goes
@@ -55,6 +57,7 @@ func (t Ticket) Cancel() {
 	}
 	t.l.b.giveBack(t.mark)
 	t.l.dropPlace(true)
+	t.l.dropFlight(int64(t.level))
 	t.l.unprobe(t.probe)
 }
 

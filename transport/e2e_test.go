@@ -261,3 +261,63 @@ func stepped(t *testing.T, cloud *fakecloud.Cloud, b [3]checker) {
 		t.Errorf("%d SignatureNonceUsed answers", n)
 	}
 }
+
+// TestInFlightCapFound runs 32 workers against a server that works on at
+// most 8 requests of the account at once and has no rate quota: the
+// Transport finds the cap, sends no more than it, and gets nearly all of
+// what the same workers get over the bare transport (where three in four
+// requests are throttled), with almost no throttle.
+func TestInFlightCapFound(t *testing.T) {
+	if raceDetector {
+		// Under -race the scheduler shuffles the goroutines of one
+		// instant, and requests sent with one of ours in flight come
+		// back throttled: the levels show no split, and the learner
+		// (with or without the cap) gets 7% of the bare transport's
+		// successes. Open in issue #21; run without -race.
+		t.Skip("the race detector's scheduling scrambles the levels (issue #21)")
+	}
+	const capacity = 8
+	run := func(t *testing.T, through func(http.RoundTripper) http.RoundTripper) span {
+		cloud := fakecloud.New(fakecloud.Config{
+			Quotas: []fakecloud.Quota{{API: "DescribeInstances", Policy: fakecloud.Concurrency, Limit: capacity}},
+			Faults: latency,
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		m := newMeter(cloud, "AK1")
+		var l load
+		w := l.run(ctx, t, through(cloud.RoundTripper()), "AK1", workers)
+		time.Sleep(5 * time.Second)
+		m.mark()
+		time.Sleep(5*time.Second - time.Millisecond)
+		s := m.since()
+		w.Wait()
+		return s
+	}
+	var bare, got span
+	synctest.Test(t, func(t *testing.T) {
+		bare = run(t, func(rt http.RoundTripper) http.RoundTripper { return rt })
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var tr *Transport
+		got = run(t, func(rt http.RoundTripper) http.RoundTripper {
+			tr = New(rt, Config{})
+			return tr
+		})
+		tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
+			if n := l.Snapshot().InFlightLimit; n != capacity {
+				t.Errorf("learned cap %d in flight, want %d", n, capacity)
+			}
+			return false
+		})
+	})
+	ratio := float64(got.admitted) / float64(max(bare.admitted, 1))
+	t.Logf("%d successes (bare %d: %.1f%%), %.2f%% throttled (bare %.1f%%)",
+		got.admitted, bare.admitted, 100*ratio, 100*got.throttledShare(), 100*bare.throttledShare())
+	if ratio < 0.9 {
+		t.Errorf("%.1f%% of the bare transport's successes, want ≥ 90%%", 100*ratio)
+	}
+	if th := got.throttledShare(); th > 0.01 {
+		t.Errorf("%.2f%% throttled, want ≤ 1%%", 100*th)
+	}
+}

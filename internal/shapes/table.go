@@ -143,6 +143,9 @@ func estimateString(r *Result) string {
 	default:
 		s = "no limit"
 	}
+	if sn.InFlightLimit > 0 {
+		s += fmt.Sprintf(", %d in flight", sn.InFlightLimit)
+	}
 	return s + ", " + sn.Source.String()
 }
 

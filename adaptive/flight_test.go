@@ -1,0 +1,105 @@
+package adaptive
+
+import "testing"
+
+// feed gives f n answers at level, throttled or not, with strays common.
+func feed(f *flight, level int64, n int, throttled bool) {
+	for range n {
+		f.answer(level, throttled, true)
+	}
+}
+
+func TestFlightFindsCap(t *testing.T) {
+	var f flight
+	for level := int64(1); level <= 8; level++ {
+		feed(&f, level, 40, false)
+	}
+	// Above 8 most are throttled, some get through (answers on their way
+	// back are still counted in flight).
+	feed(&f, 9, 10, false)
+	feed(&f, 9, 10, true)
+	feed(&f, 10, 12, true)
+	if f.limit != 8 || f.cap() != 8 {
+		t.Fatalf("N̂ = %d, cap %d; want 8", f.limit, f.cap())
+	}
+}
+
+func TestFlightNoCapWithoutSplit(t *testing.T) {
+	tests := []struct {
+		name   string
+		strays bool
+		every  int // one answer in every is throttled, at any level
+	}{
+		{"shedding at every level", true, 5},
+		{"rare throttles at every level", true, 100},
+		{"strays not common", false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f flight
+			for i := range 4000 {
+				level := int64(i%16 + 1)
+				f.answer(level, i%tt.every == 0, tt.strays)
+			}
+			// Without strays a split at 8 must not make a cap either.
+			for level := int64(1); level <= 8 && !tt.strays; level++ {
+				for range 40 {
+					f.answer(level, false, false)
+				}
+				for range 20 {
+					f.answer(level+8, true, false)
+				}
+			}
+			if f.limit != 0 {
+				t.Errorf("N̂ = %d, want none", f.limit)
+			}
+		})
+	}
+}
+
+func TestFlightProbe(t *testing.T) {
+	capped := func() *flight {
+		f := &flight{}
+		for level := int64(1); level <= 8; level++ {
+			feed(f, level, 40, false)
+		}
+		feed(f, 9, 20, true)
+		if f.limit != 8 {
+			t.Fatalf("N̂ = %d, want 8", f.limit)
+		}
+		feed(f, 8, flightGap, false)
+		feed(f, 8, 1, false) // the probe opens
+		if f.cap() != 9 {
+			t.Fatalf("cap %d after %d answers, want the probe's 9", f.cap(), flightGap+1)
+		}
+		return f
+	}
+	t.Run("the cap grew", func(t *testing.T) {
+		f := capped()
+		feed(f, 9, flightProbe, false)
+		if f.limit != 9 {
+			t.Errorf("N̂ = %d after %d successes at 9, want 9", f.limit, flightProbe)
+		}
+	})
+	t.Run("the cap held", func(t *testing.T) {
+		f := capped()
+		feed(f, 9, 3, true)
+		if f.limit != 8 || f.cap() != 8 {
+			t.Errorf("N̂ = %d, cap %d after 3 throttles at 9; want 8, 8", f.limit, f.cap())
+		}
+		if f.wait != 2*flightGap {
+			t.Errorf("next probe in %d answers, want %d", f.wait, 2*flightGap)
+		}
+	})
+	t.Run("the cap fell", func(t *testing.T) {
+		f := capped()
+		// N fell to 5: the requests sent at 6 to 8 are throttled.
+		feed(f, 5, 100, false)
+		for level := int64(6); level <= 8; level++ {
+			feed(f, level, 40, true)
+		}
+		if f.limit != 5 {
+			t.Errorf("N̂ = %d after throttles at 6 to 8, want 5", f.limit)
+		}
+	})
+}
