@@ -54,6 +54,10 @@ func (c *Cloud) serveAPI(w http.ResponseWriter, r *http.Request) {
 	c.advancePhases(now)
 	a := c.admit(account, id.action, now)
 	defer a.release()
+	// A request holds its place under a Concurrency quota until its
+	// answer begins: a client may send the next as soon as it has the
+	// headers, before the body is written.
+	plan.answered = a.release
 	c.stats.recordUnseen(a.unseenAdmitted, a.unseenRefused)
 	plan.shed = a.ok && (plan.shed || c.shedEvery())
 	switch {

@@ -72,6 +72,7 @@ type faultPlan struct {
 	chunk       int
 	delay       time.Duration
 	shed        bool
+	answered    func() // called as the answer begins, after the latency: the server's work on it is done
 }
 
 // injects reports whether the plan injects anything.
@@ -153,6 +154,9 @@ func (c *Cloud) writeAnswer(w http.ResponseWriter, r *http.Request, status int, 
 	ctx := r.Context()
 	if !sleep(ctx, p.latency) {
 		return // the client is gone
+	}
+	if p.answered != nil {
+		p.answered()
 	}
 	h := w.Header()
 	if p.malformed {

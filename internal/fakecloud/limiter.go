@@ -303,18 +303,20 @@ type admission struct {
 	ok               bool
 	api, total       limitStatus
 	hasAPI, hasTotal bool
-	held             []*limiter // Concurrency quotas to release when the answer is written
+	held             []*limiter // Concurrency quotas to release when the answer begins
 
 	unseenAdmitted, unseenRefused int64 // the unseen consumer's requests decided first
 }
 
-// release ends the admission's hold on its Concurrency quotas.
-func (a admission) release() {
+// release ends the admission's hold on its Concurrency quotas; a second
+// call does nothing.
+func (a *admission) release() {
 	for _, l := range a.held {
 		l.mu.Lock()
 		l.releaseLocked()
 		l.mu.Unlock()
 	}
+	a.held = nil
 }
 
 // binding returns the status that decided: on a throttle the quota that
