@@ -91,8 +91,10 @@
 //
 // A cap on requests in flight: where strays are common, the learner also
 // counts each answer by its level, how many of our requests were in
-// flight when it was sent. A server that works on at most N at once
-// throttles above N and not below, whatever the rate: where the levels
+// flight when it was sent (those sent at one moment, in the order the
+// server would have taken them: the ones it let through first). A server
+// that works on at most N at once throttles above N and not below,
+// whatever the rate: where the levels
 // split so (rare throttles up to a level, a quarter or more above it, and
 // at least 16), that level is N̂ and no more than N̂ are sent at once
 // (Snapshot.InFlightLimit). Every 256 answers or more (doubled by each

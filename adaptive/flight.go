@@ -24,6 +24,8 @@ type flight struct {
 	ok, thr [flightLevels]uint32 // answers by level: index level-1, the last also holds all above
 	n       uint32               // answers counted, all levels
 
+	pend [flightBursts]burst // the latest bursts, not yet counted
+
 	limit   int64  // N̂; 0 while no cap is found
 	wait    uint32 // answers to go before the next probe
 	probing bool   // N̂+1 may be in flight
@@ -31,6 +33,22 @@ type flight struct {
 	pThr    uint32 // and throttled
 	fails   uint8  // probes failed in a row
 }
+
+// burst is the answers to requests sent within one flightInstant, not yet
+// counted (see flight.answer).
+type burst struct {
+	key     int64 // admission time / flightInstant, plus one; 0 for none
+	lo, hi  int64 // the lowest and highest level among them
+	ok, thr int64 // how many got through, how many were throttled
+}
+
+// flightInstant is how close together two requests are sent for the
+// server to take them in either order: our scheduler's slack.
+const flightInstant = schedSlack
+
+// flightBursts is how many bursts are held at once: answers to requests
+// sent earlier than the oldest come as late as the round trip's spread.
+const flightBursts = 4
 
 // flightLevels is how many levels are counted apart: a cap above it is not
 // found (and costs nothing the pacer does not already hold back).
@@ -53,9 +71,54 @@ const flightProbe = 32
 // a failed probe costs a few throttles among them.
 const flightGap = 256
 
-// answer counts an answer to a request sent at level; strays says whether
-// stray throttles are common. It reports whether the cap in force changed.
-func (f *flight) answer(level int64, throttled, strays bool) bool {
+// answer takes the answer to a request admitted at (Unix ns) and sent at
+// level; strays says whether stray throttles are common. It reports whether
+// the cap in force changed. Requests sent within one flightInstant may
+// have reached the server in any order, so their answers are held as a
+// burst and counted as the server would have taken them: the ones it let
+// through at the lowest levels, the throttled ones at the highest.
+func (f *flight) answer(at, level int64, throttled, strays bool) bool {
+	before := f.cap()
+	key := at/flightInstant + 1
+	slot := -1
+	for i := range f.pend {
+		b := &f.pend[i]
+		if b.key == key {
+			slot = i
+			break
+		}
+		if slot < 0 || b.key < f.pend[slot].key {
+			slot = i // an empty slot (key 0), else the oldest burst
+		}
+	}
+	b := &f.pend[slot]
+	if b.key != key {
+		f.count(b, strays)
+		*b = burst{key: key, lo: level, hi: level}
+	}
+	b.lo, b.hi = min(b.lo, level), max(b.hi, level)
+	if throttled {
+		b.thr++
+	} else {
+		b.ok++
+	}
+	return f.cap() != before
+}
+
+// count counts the answers of burst b, in the order a server with a cap
+// would have taken them.
+func (f *flight) count(b *burst, strays bool) {
+	for i := range b.ok {
+		f.tally(min(b.lo+i, b.hi), false, strays)
+	}
+	for i := range b.thr {
+		f.tally(max(b.hi-i, b.lo), true, strays)
+	}
+}
+
+// tally counts one answer at level, and judges the probe or looks for the
+// split as it may.
+func (f *flight) tally(level int64, throttled, strays bool) {
 	i := min(max(level, 1), flightLevels) - 1
 	if throttled {
 		f.thr[i]++
@@ -64,7 +127,6 @@ func (f *flight) answer(level int64, throttled, strays bool) bool {
 	}
 	f.n++
 	f.decay()
-	before := f.cap()
 	if f.probing && level == f.limit+1 {
 		if throttled {
 			f.pThr++
@@ -82,7 +144,6 @@ func (f *flight) answer(level int64, throttled, strays bool) bool {
 			f.found(k)
 		}
 	}
-	return f.cap() != before
 }
 
 // judge ends a probe of N̂+1: failed as soon as more than flightProbe/16

@@ -2,10 +2,29 @@ package adaptive
 
 import "testing"
 
-// feed gives f n answers at level, throttled or not, with strays common.
+// feed gives f n answers at level, throttled or not, with strays common,
+// each sent alone, and counts them.
 func feed(f *flight, level int64, n int, throttled bool) {
 	for range n {
-		f.answer(level, throttled, true)
+		f.answer(f.next(), level, throttled, true)
+	}
+	f.flush(true)
+}
+
+// next returns an admission time one flightInstant after the last.
+func (f *flight) next() int64 {
+	at := int64(0)
+	for _, b := range f.pend {
+		at = max(at, b.key*flightInstant)
+	}
+	return at
+}
+
+// flush counts every burst held.
+func (f *flight) flush(strays bool) {
+	for i := range f.pend {
+		f.count(&f.pend[i], strays)
+		f.pend[i] = burst{}
 	}
 }
 
@@ -39,17 +58,18 @@ func TestFlightNoCapWithoutSplit(t *testing.T) {
 			var f flight
 			for i := range 4000 {
 				level := int64(i%16 + 1)
-				f.answer(level, i%tt.every == 0, tt.strays)
+				f.answer(f.next(), level, i%tt.every == 0, tt.strays)
 			}
 			// Without strays a split at 8 must not make a cap either.
 			for level := int64(1); level <= 8 && !tt.strays; level++ {
 				for range 40 {
-					f.answer(level, false, false)
+					f.answer(f.next(), level, false, false)
 				}
 				for range 20 {
-					f.answer(level+8, true, false)
+					f.answer(f.next(), level+8, true, false)
 				}
 			}
+			f.flush(tt.strays)
 			if f.limit != 0 {
 				t.Errorf("N̂ = %d, want none", f.limit)
 			}
@@ -102,4 +122,22 @@ func TestFlightProbe(t *testing.T) {
 			t.Errorf("N̂ = %d after throttles at 6 to 8, want 5", f.limit)
 		}
 	})
+}
+
+// TestFlightBurstOrder: requests sent at one instant may reach the server
+// in any order; their answers are counted as a cap would have taken them,
+// whatever levels they were sent at.
+func TestFlightBurstOrder(t *testing.T) {
+	var f flight
+	for round := range 10 {
+		at := int64(round) * 10 * flightInstant
+		for level := int64(1); level <= 16; level++ {
+			// The server took the last sent first.
+			f.answer(at, level, level <= 8, true)
+		}
+	}
+	f.flush(true)
+	if f.limit != 8 {
+		t.Errorf("N̂ = %d, want 8; ok %v, throttled %v", f.limit, f.ok[:16], f.thr[:16])
+	}
 }

@@ -236,7 +236,7 @@ func (l *Limiter) learnFlight(t *Ticket, throttled bool) {
 		}
 		s.f = &flight{}
 	}
-	if !s.f.answer(int64(t.level), throttled, strays) {
+	if !s.f.answer(t.at, int64(t.level), throttled, strays) {
 		return
 	}
 	c := s.f.cap()

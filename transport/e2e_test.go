@@ -268,14 +268,6 @@ func stepped(t *testing.T, cloud *fakecloud.Cloud, b [3]checker) {
 // what the same workers get over the bare transport (where three in four
 // requests are throttled), with almost no throttle.
 func TestInFlightCapFound(t *testing.T) {
-	if raceDetector {
-		// Under -race the scheduler shuffles the goroutines of one
-		// instant, and requests sent with one of ours in flight come
-		// back throttled: the levels show no split, and the learner
-		// (with or without the cap) gets 7% of the bare transport's
-		// successes. Open in issue #21; run without -race.
-		t.Skip("the race detector's scheduling scrambles the levels (issue #21)")
-	}
 	const capacity = 8
 	run := func(t *testing.T, through func(http.RoundTripper) http.RoundTripper) span {
 		cloud := fakecloud.New(fakecloud.Config{
