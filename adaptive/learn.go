@@ -222,8 +222,7 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 
 // learnFlight gives the answer to ticket t to the model of a cap on
 // requests in flight, once the learner has found stray throttles common,
-// and installs the cap it finds; a cap that rose wakes those waiting for
-// a place. l.mu is held.
+// and installs the cap it finds. l.mu is held.
 func (l *Limiter) learnFlight(t *Ticket, throttled bool) {
 	s := &l.s
 	if t.level == 0 || !l.learning() || s.e == nil {
@@ -239,12 +238,7 @@ func (l *Limiter) learnFlight(t *Ticket, throttled bool) {
 	if !s.f.answer(t.at, int64(t.level), throttled, strays) {
 		return
 	}
-	c := s.f.cap()
-	rose := c == 0 || c > l.outCap.Load()
-	l.outCap.Store(c)
-	if rose {
-		l.outFree.wake()
-	}
+	l.sent.setCap(s.f.cap())
 }
 
 // left returns how much of the server's Remaining is left: Remaining less

@@ -45,9 +45,7 @@ type Limiter struct {
 
 	seq      atomic.Uint64 // tickets issued so far; a ticket's number
 	inflight atomic.Int64  // tickets neither done nor cancelled, and Wait's callers holding a place under slow start's cap
-	out      atomic.Int64  // requests sent and not yet answered (tickets counted by takeFlight)
-	outCap   atomic.Int64  // the learned cap on out (see flight); 0 for none
-	outFree  signal        // wakes those waiting for out to fall below outCap
+	sent     places        // requests sent and not yet answered, under the learned cap (see flight)
 	capOff   atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
 	rtt      atomic.Int64  // the smoothed round trip, ns (learnState.rtt, for Wait)
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
@@ -160,7 +158,7 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, level
 		l.markBlocked(ns)
 		return 0, 0, 0, 1
 	}
-	if level = l.takeFlight(place); level == 0 {
+	if level = l.sent.take(place); level == 0 {
 		l.dropPlace(place)
 		l.unprobeQuiet(probe)
 		l.markBlocked(ns)
@@ -173,7 +171,7 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, level
 		mark = l.b.force(ns)
 	} else if wait, mark = l.b.take(ns); wait > 0 {
 		l.dropPlace(place)
-		l.dropFlight(level)
+		l.sent.drop(level)
 		l.unprobe(probe)
 		l.markBlocked(ns)
 		return 0, 0, 0, wait
@@ -182,42 +180,13 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, level
 		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
 			l.b.giveBack(mark)
 			l.dropPlace(place)
-			l.dropFlight(level)
+			l.sent.drop(level)
 			l.unprobe(probe)
 			l.markBlocked(ns)
 			return 0, 0, 0, max(w.NextFree(now, 1, limit).Sub(now).Nanoseconds(), 1)
 		}
 	}
 	return probe, mark, level, 0
-}
-
-// takeFlight counts a request as sent (only checks it may be, without
-// place) under the learned cap on requests in flight, if one is in force
-// (see flight). It returns the request's level, how many are in flight
-// with it, or 0 if the cap is reached.
-func (l *Limiter) takeFlight(place bool) int64 {
-	for {
-		n := l.out.Load()
-		if c := l.outCap.Load(); c > 0 && n >= c {
-			return 0
-		}
-		if !place || l.out.CompareAndSwap(n, n+1) {
-			return n + 1
-		}
-	}
-}
-
-// dropFlight ends the count of a request sent at level (0: not counted),
-// answered or never sent, and wakes those waiting for a place under the
-// learned cap.
-func (l *Limiter) dropFlight(level int64) {
-	if level == 0 {
-		return
-	}
-	n := l.out.Add(-1)
-	if c := l.outCap.Load(); c > 0 && n < c {
-		l.outFree.wake()
-	}
 }
 
 // takePlace takes a place in flight (only checks there is one, without
@@ -290,42 +259,6 @@ func (l *Limiter) unprobe(probe int64) {
 func (l *Limiter) markBlocked(now int64) {
 	if now-l.blocked.Load() > int64(time.Millisecond) {
 		l.blocked.Store(now)
-	}
-}
-
-// signal wakes at once all who wait on it; it costs nothing while no one
-// does.
-type signal struct {
-	waiting atomic.Int32
-	mu      sync.Mutex
-	ch      chan struct{}
-}
-
-// wait returns a channel closed at the next wake, and counts the caller
-// as waiting until done is called.
-func (s *signal) wait() <-chan struct{} {
-	s.waiting.Add(1)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch == nil {
-		s.ch = make(chan struct{})
-	}
-	return s.ch
-}
-
-// done ends a wait begun by wait.
-func (s *signal) done() { s.waiting.Add(-1) }
-
-// wake closes the channel of those waiting, if any.
-func (s *signal) wake() {
-	if s.waiting.Load() == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch != nil {
-		close(s.ch)
-		s.ch = nil
 	}
 }
 

@@ -42,7 +42,7 @@ func (t Ticket) Done(obs quota.Observation) {
 	}
 	t.l.inflight.Add(-1)
 	t.l.observe(obs, &t)
-	t.l.dropFlight(int64(t.level))
+	t.l.sent.drop(int64(t.level))
 }
 
 // Cancel reports that the ticket's request was never sent: the token goes
@@ -57,7 +57,7 @@ func (t Ticket) Cancel() {
 	}
 	t.l.b.giveBack(t.mark)
 	t.l.dropPlace(true)
-	t.l.dropFlight(int64(t.level))
+	t.l.sent.drop(int64(t.level))
 	t.l.unprobe(t.probe)
 }
 

@@ -197,51 +197,43 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 			l.dropPlace(true)
 			continue
 		}
-
 		// The learned cap on requests in flight (see flight): with the
-		// token in hand, wait for an answer to free a place. ProbeTimeout
-		// bounds the sleep in case the cap is lifted by a change that
-		// wakes no one. A pause begun meanwhile voids the token.
-		level := l.takeFlight(true)
-		for level == 0 {
+		// token in hand, wait in line for an answer to free a place. A
+		// pause begun meanwhile voids the token.
+		level := l.sent.take(true)
+		if level == 0 {
 			l.markBlocked(ns)
-			wake := l.outFree.wait()
-			if level = l.takeFlight(true); level == 0 {
-				_, err := sleep(p.probeTimeout, wake)
-				l.outFree.done()
-				if err != nil {
+			var w *waiter
+			if level, w = l.sent.wait(); w != nil {
+				select {
+				case <-w.handed:
+					level = w.level
+				case <-ctx.Done():
+					l.sent.drop(l.sent.leave(w))
 					l.b.giveBack(mark)
 					l.dropPlace(true)
 					l.unprobe(probe)
-					return Ticket{}, err
+					return Ticket{}, ctx.Err()
 				}
-				level = l.takeFlight(true)
-			} else {
-				l.outFree.done()
-			}
-			now = time.Now()
-			ns = now.UnixNano()
-			if probe == 0 && level != 0 {
-				if w, pr := l.g.enter(ns, p.probeTimeout); w > 0 {
+				slept = true
+				now = time.Now()
+				ns = now.UnixNano()
+				if wait, pr := l.g.enter(ns, p.probeTimeout); wait > 0 && probe == 0 {
 					l.b.giveBack(mark)
-					l.dropFlight(level)
-					voided = true
-					break
-				} else {
+					l.sent.drop(level)
+					l.dropPlace(true)
+					continue
+				} else if probe == 0 {
 					probe = pr
 				}
 			}
-		}
-		if voided {
-			l.dropPlace(true)
-			continue
 		}
 		if rtt := l.rtt.Load(); hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
 			// Too late: the answer would come after the deadline, and
 			// the server would count the request for nothing.
 			l.b.giveBack(mark)
 			l.dropPlace(true)
-			l.dropFlight(level)
+			l.sent.drop(level)
 			l.unprobe(probe)
 			return Ticket{}, fail(now, rtt, reasonRoundTrip)
 		}
