@@ -97,7 +97,8 @@
 // whatever the rate: where the levels
 // split so (rare throttles up to a level, a quarter or more above it, and
 // at least 16), that level is N̂ and no more than N̂ are sent at once
-// (Snapshot.InFlightLimit). Every 256 answers or more (doubled by each
+// (Snapshot.InFlightLimit): callers held back wait in line, and each
+// answer hands its place to the first. Every 256 answers or more (doubled by each
 // failure) N̂+1 may go for a while: if no more of those are throttled
 // than below, N̂ grows by one. A split found lower lowers it at once.
 //
