@@ -54,7 +54,11 @@
 //     throttles whatever the rate), as many as make a run of throttles
 //     that long rarer than 1e-4, the requests that come anyway, none held
 //     back. Four or more requests in flight with the
-//     throttle, most of them throttled too, show the window spent.
+//     throttle, most of them throttled too, show the window spent. Where
+//     the server throttles whatever the rate, a run of strays may still
+//     pass for a window's end; while that is the only end ever seen, a
+//     count that runs past L̂ with nothing throttled but strays shows it
+//     was one, and the estimate is forgotten (the hypothesis test).
 //   - Measuring (PhaseMeasuring), a window at a time: after a throttle the
 //     gate pauses and one probe seeks the refill. With W unbounded the
 //     probes double their spacing from a round trip (about log2(W/round

@@ -171,6 +171,15 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		e.count++
 		if e.phase == PhaseMeasuring && e.count >= e.budget && e.count > e.limit {
+			if e.nref <= 1 && e.rateFree() {
+				// The hypothesis test. One window's end was ever seen,
+				// and the server throttles whatever the rate: a count
+				// past it with nothing throttled but strays says that
+				// end was a run of strays. There is no quota to pace
+				// by: forget it.
+				e.forget()
+				return false
+			}
 			if !e.within(a) {
 				// Perhaps in the next window already: this window's
 				// count is unknown.
@@ -271,6 +280,12 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		e.phase, e.fixed = PhaseSettled, false
 	}
 	return true
+}
+
+// forget drops the estimate, as if no throttle had come yet; what is known
+// of strays stays, and slow start goes on from its cap.
+func (e *estimator) forget() {
+	*e = estimator{strays: e.strays, answers: e.answers, thrAnswers: e.thrAnswers, cwnd: e.cwnd}
 }
 
 // countSettled counts a success that arrived at a in the server window it

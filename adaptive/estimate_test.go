@@ -72,3 +72,33 @@ func TestRefillsContradictionKeepsTheNewer(t *testing.T) {
 		t.Errorf("after the change: window %v in (%v, %v], want 2s", time.Duration(e.win), time.Duration(e.wlo), time.Duration(e.whi))
 	}
 }
+
+// TestStrayRunForgotten: the hypothesis test. A run of strays taken for
+// the first window's end, on a server that throttles whatever the rate,
+// is forgotten once the count runs past it with nothing throttled but
+// strays; where strays are rare, the same count only makes the window's
+// count unsure.
+func TestStrayRunForgotten(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		strays int64 // of 1000 answers, 250 throttled
+		forget bool
+	}{
+		{"rate-free", 200, true},
+		{"strays rare", 5, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &estimator{phase: PhaseMeasuring, limit: 100, budget: 101, start: 1, nref: 1,
+				strays: tt.strays, answers: 1000, thrAnswers: 250, cwnd: 8}
+			for i := range 101 {
+				e.success(int64(i+2)*int64(time.Millisecond), uint64(i+1), false, 0)
+			}
+			switch {
+			case tt.forget && (e.phase != PhaseCold || e.limit != 0 || e.cwnd != 8 || e.strays != tt.strays):
+				t.Errorf("phase %v, L̂ %d, cwnd %d, strays %d; want cold, none, 8, %d", e.phase, e.limit, e.cwnd, e.strays, tt.strays)
+			case !tt.forget && (e.phase != PhaseMeasuring || e.limit != 100 || !e.unsure):
+				t.Errorf("phase %v, L̂ %d, unsure %v; want measuring, 100, unsure", e.phase, e.limit, e.unsure)
+			}
+		})
+	}
+}
