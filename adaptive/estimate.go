@@ -708,8 +708,10 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 	case e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && (e.wlo == 0 || e.within(a)):
 		spent = e.count
 	case e.phase == PhaseSettled && e.fixed:
-		if from, unsure, ok := e.windowOf(a); ok && from == e.curFrom && unsure < e.win/8 {
-			spent = e.count // the window's phase is known
+		if from, unsure, ok := e.windowOf(a); ok && from == e.curFrom && unsure < e.win/8 && a-from > unsure+spread {
+			// The window's phase is known, and the throttle surely
+			// arrived in it, not at the end of the one before.
+			spent = e.count
 		}
 	}
 	e.begin(spent, pending, a, next, rtt)

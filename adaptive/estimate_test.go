@@ -102,3 +102,32 @@ func TestStrayRunForgotten(t *testing.T) {
 		})
 	}
 }
+
+// TestEdgeThrottleCountsNothing: settled on a fixed window, a throttle
+// that may have arrived at the end of the window before (within how
+// loosely the refills place the start) gives no count to follow: it once
+// set L̂ to the one success counted in the new window.
+func TestEdgeThrottleCountsNothing(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, tt := range []struct {
+		name         string
+		after        int64 // the throttle's arrival after the window's earliest start
+		count, spent int64 // successes counted in the window; what the throttle says spent it
+	}{
+		{"at the edge", 10 * ms, 1, -1},
+		{"well inside", 500 * ms, 30, 30},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &estimator{phase: PhaseSettled, fixed: true, limit: 31,
+				wlo: 999 * ms, whi: 1001 * ms, win: 1000 * ms, nref: 1}
+			e.ref[0] = refill{n: 1, lo: 990 * ms, hi: 1030 * ms} // the start is 40 ms loose
+			from := 4990 * ms
+			e.curFrom, e.count = from, tt.count
+			a := from + tt.after
+			e.throttle(a, a, 100, 101, 0, 20*ms, 2*ms, 1000*ms)
+			if e.spent != tt.spent {
+				t.Errorf("spent %d, want %d", e.spent, tt.spent)
+			}
+		})
+	}
+}
