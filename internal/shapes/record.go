@@ -21,6 +21,9 @@ const (
 	attemptOK = iota
 	attemptThrottled
 	attemptError // any other error answer, or no answer
+	// The caller's context ended while the request was out: the server
+	// may have answered it either way.
+	attemptCut
 	attemptKinds
 )
 

@@ -161,13 +161,17 @@ func share(part, whole int64) float64 {
 // server counted: every admission and every throttle the server answered
 // reached exactly one attempt, and every admission ended exactly one call.
 func (r *Result) Agree() error {
+	// Attempts cut by their caller's context may have been answered
+	// either way: the server may count up to that many more.
+	cut := r.attempts[attemptCut]
+	agree := func(seen, server int64) bool { return seen <= server && server <= seen+cut }
 	switch {
-	case r.attempts[attemptOK] != r.server.admitted:
-		return fmt.Errorf("%s: callers saw %d successes, the server admitted %d", r.Cell.Name, r.attempts[attemptOK], r.server.admitted)
-	case r.attempts[attemptThrottled] != r.server.throttled:
-		return fmt.Errorf("%s: callers saw %d throttles, the server answered %d", r.Cell.Name, r.attempts[attemptThrottled], r.server.throttled)
-	case r.okCalls != r.server.admitted:
-		return fmt.Errorf("%s: %d calls succeeded, the server admitted %d", r.Cell.Name, r.okCalls, r.server.admitted)
+	case !agree(r.attempts[attemptOK], r.server.admitted):
+		return fmt.Errorf("%s: callers saw %d successes (and %d cut), the server admitted %d", r.Cell.Name, r.attempts[attemptOK], cut, r.server.admitted)
+	case !agree(r.attempts[attemptThrottled], r.server.throttled):
+		return fmt.Errorf("%s: callers saw %d throttles (and %d cut), the server answered %d", r.Cell.Name, r.attempts[attemptThrottled], cut, r.server.throttled)
+	case !agree(r.okCalls, r.server.admitted):
+		return fmt.Errorf("%s: %d calls succeeded (and %d attempts cut), the server admitted %d", r.Cell.Name, r.okCalls, cut, r.server.admitted)
 	case r.Calls == 0:
 		return fmt.Errorf("%s: no call completed", r.Cell.Name)
 	}

@@ -191,6 +191,16 @@ func (cl *client) call() {
 	}
 }
 
+// failedAttempt is the kind of an attempt that got no answer: cut if its
+// context ended (the request may have been sent and answered), else an
+// error.
+func failedAttempt(ctx context.Context) int {
+	if ctx.Err() != nil {
+		return attemptCut
+	}
+	return attemptError
+}
+
 // attempt sends one signed request and turns an error answer into an
 // *answerError that retry classifies.
 func (cl *client) attempt(ctx context.Context) error {
@@ -200,13 +210,13 @@ func (cl *client) attempt(ctx context.Context) error {
 	}
 	resp, err := cl.http.Do(req)
 	if err != nil {
-		cl.rec.attempts[attemptError].Add(1)
+		cl.rec.attempts[failedAttempt(ctx)].Add(1)
 		return err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		cl.rec.attempts[attemptError].Add(1)
+		cl.rec.attempts[failedAttempt(ctx)].Add(1)
 		return err
 	}
 	if resp.StatusCode == http.StatusOK {

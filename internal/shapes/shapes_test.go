@@ -105,10 +105,17 @@ func TestAgree(t *testing.T) {
 	if err := ok.Agree(); err != nil {
 		t.Errorf("agreeing run: %v", err)
 	}
+	// An attempt cut by its caller's deadline, admitted by the server.
+	cut := Result{Calls: 3, okCalls: 2, server: counts{3, 1, 4}, attempts: [attemptKinds]int64{2, 1, 0, 1}}
+	if err := cut.Agree(); err != nil {
+		t.Errorf("run with an attempt cut: %v", err)
+	}
 	for _, bad := range []Result{
 		{Calls: 3, okCalls: 2, server: counts{3, 1, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
 		{Calls: 3, okCalls: 2, server: counts{2, 2, 4}, attempts: [attemptKinds]int64{2, 1, 0}},
 		{Calls: 3, okCalls: 1, server: counts{2, 1, 3}, attempts: [attemptKinds]int64{2, 1, 0}},
+		// One attempt cut: the server may have admitted one more, not two.
+		{Calls: 3, okCalls: 2, server: counts{4, 1, 5}, attempts: [attemptKinds]int64{2, 1, 0, 1}},
 		{},
 	} {
 		if bad.Agree() == nil {
