@@ -19,12 +19,13 @@ package adaptive
 // Probing: with the cap found, after flightGap answers (doubled by each
 // failed probe) one more, N̂+1, may be in flight, until the answers at that
 // level say whether it is throttled as often as the levels below (N grew:
-// N̂+1, and the next probe comes at once) or not (the probe failed). A split found lower than N̂ (N fell) lowers it at once.
+// N̂+1, and the next probe comes at once) or not (the probe failed). A
+// split found lower than N̂ (N fell) lowers it at once.
 type flight struct {
 	ok, thr [flightLevels]uint32 // answers by level: index level-1, the last also holds all above
 	n       uint32               // answers counted, all levels
 
-	pend [flightBursts]burst // the latest bursts, not yet counted
+	pend [flightBursts]flightBurst // the latest bursts, not yet counted
 
 	limit   int64  // N̂; 0 while no cap is found
 	wait    uint32 // answers to go before the next probe
@@ -34,9 +35,9 @@ type flight struct {
 	fails   uint8  // probes failed in a row
 }
 
-// burst is the answers to requests sent within one flightInstant, not yet
+// flightBurst is the answers to requests sent within one flightInstant, not yet
 // counted (see flight.answer).
-type burst struct {
+type flightBurst struct {
 	key     int64 // admission time / flightInstant, plus one; 0 for none
 	lo, hi  int64 // the lowest and highest level among them
 	ok, thr int64 // how many got through, how many were throttled
@@ -94,7 +95,7 @@ func (f *flight) answer(at, level int64, throttled, strays bool) bool {
 	b := &f.pend[slot]
 	if b.key != key {
 		f.count(b, strays)
-		*b = burst{key: key, lo: level, hi: level}
+		*b = flightBurst{key: key, lo: level, hi: level}
 	}
 	b.lo, b.hi = min(b.lo, level), max(b.hi, level)
 	if throttled {
@@ -107,7 +108,7 @@ func (f *flight) answer(at, level int64, throttled, strays bool) bool {
 
 // count counts the answers of burst b, in the order a server with a cap
 // would have taken them.
-func (f *flight) count(b *burst, strays bool) {
+func (f *flight) count(b *flightBurst, strays bool) {
 	for i := range b.ok {
 		f.tally(min(b.lo+i, b.hi), false, strays)
 	}
@@ -177,9 +178,9 @@ func (f *flight) found(k int64) {
 // k predicts (see flight), or 0 if none does: at least flightEvidence
 // throttles above k, a quarter of the answers there at least; four times
 // that many answers at k and below, their throttled share at most an
-// eighth of the share above, and at most an eighth at k itself. (Our count of requests in flight runs ahead
-// of the server's by the answers on their way back, so some requests
-// above N get through.)
+// eighth of the share above, and at most an eighth at k itself. (Our count
+// of requests in flight runs ahead of the server's by the answers on their
+// way back, so some requests above N get through.)
 func (f *flight) split() int64 {
 	var thrAbove, allAbove uint32
 	for i := flightLevels - 1; i >= 1; i-- {

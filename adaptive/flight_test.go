@@ -24,10 +24,12 @@ func (f *flight) next() int64 {
 func (f *flight) flush(strays bool) {
 	for i := range f.pend {
 		f.count(&f.pend[i], strays)
-		f.pend[i] = burst{}
+		f.pend[i] = flightBurst{}
 	}
 }
 
+// TestFlightFindsCap: answers that split at 8 (none throttled up to it,
+// most above) make the cap 8.
 func TestFlightFindsCap(t *testing.T) {
 	var f flight
 	for level := int64(1); level <= 8; level++ {
@@ -43,6 +45,8 @@ func TestFlightFindsCap(t *testing.T) {
 	}
 }
 
+// TestFlightNoCapWithoutSplit: throttles spread over every level, or a
+// split where strays are not common, make no cap.
 func TestFlightNoCapWithoutSplit(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -77,6 +81,8 @@ func TestFlightNoCapWithoutSplit(t *testing.T) {
 	}
 }
 
+// TestFlightProbe: a probe of N̂+1 raises N̂ when it goes through, backs
+// off when it fails, and a lower split lowers N̂ at once.
 func TestFlightProbe(t *testing.T) {
 	capped := func() *flight {
 		f := &flight{}

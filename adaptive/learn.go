@@ -222,15 +222,16 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 
 // learnFlight gives the answer to ticket t to the model of a cap on
 // requests in flight, once the learner has found stray throttles common,
-// and installs the cap it finds. l.mu is held.
+// and installs the cap it finds. Once begun, the model goes on if the
+// server starts to say its rate: a cap found stays probed. l.mu is held.
 func (l *Limiter) learnFlight(t *Ticket, throttled bool) {
 	s := &l.s
-	if t.level == 0 || !l.learning() || s.e == nil {
+	if t.level == 0 || s.e == nil {
 		return
 	}
 	strays := s.e.straysSeen()
 	if s.f == nil {
-		if !strays {
+		if !strays || !l.learning() {
 			return
 		}
 		s.f = &flight{}

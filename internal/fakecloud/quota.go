@@ -23,8 +23,8 @@ const (
 	// request per token.
 	TokenBucket
 	// Concurrency admits a request while fewer than Limit of the account's
-	// requests are being answered: from admission until the answer's last
-	// byte is written, or the client goes away. It counts requests in
+	// requests are being worked on: from admission until its answer begins
+	// (after the latency), or the client goes away. It counts requests in
 	// flight at the server, not a rate: Window, Burst and Unseen are
 	// ignored, and a refused request is answered at once.
 	Concurrency

@@ -159,7 +159,9 @@ func share(part, whole int64) float64 {
 
 // Agree reports an error if what the callers saw differs from what the
 // server counted: every admission and every throttle the server answered
-// reached exactly one attempt, and every admission ended exactly one call.
+// reached exactly one attempt, and every admission ended exactly one call,
+// but for attempts their caller's context cut while out (the server may
+// have counted each either way).
 func (r *Result) Agree() error {
 	// Attempts cut by their caller's context may have been answered
 	// either way: the server may count up to that many more.
