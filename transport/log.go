@@ -19,8 +19,9 @@ import (
 //   - msgThrottled (Info): a throttle answer changed the tenant's limits:
 //     cut the rate, set a learned limit, paused the tenant. The limiter cuts
 //     at most once per round trip, so this is the throttles' summary.
-//   - msgQuota (Info): with no throttle, the tenant's limit, window, burst or
-//     source changed, e.g. rate-limit headers first seen or changed.
+//   - msgQuota (Info): with no throttle, the tenant's limit, window, burst,
+//     source or learned cap on requests in flight changed, e.g. rate-limit
+//     headers first seen or changed.
 //   - msgPaused (Debug): a pause with no throttle, e.g. the server's
 //     Remaining reached 0 and the tenant waits for the reset: the plan
 //     working.
@@ -122,7 +123,8 @@ func (o *logObserver) Limits(ev LimitsEvent) {
 	switch {
 	case ev.Answer.Throttled:
 		level, msg = slog.LevelInfo, msgThrottled
-	case a.Source != b.Source, a.Limit != b.Limit, a.Window != b.Window, a.Burst != b.Burst:
+	case a.Source != b.Source, a.Limit != b.Limit, a.Window != b.Window, a.Burst != b.Burst,
+		a.InFlightLimit != b.InFlightLimit:
 		level, msg = slog.LevelInfo, msgQuota
 	case paused:
 		level, msg = slog.LevelDebug, msgPaused
@@ -148,6 +150,11 @@ func (o *logObserver) Limits(ev LimitsEvent) {
 		if a.Window != b.Window {
 			attrs = append(attrs, slog.Duration("prev_window", a.Window))
 		}
+	}
+	if b.InFlightLimit != 0 || a.InFlightLimit != 0 {
+		attrs = append(attrs,
+			slog.Int64("in_flight_limit", b.InFlightLimit),
+			slog.Int64("prev_in_flight_limit", a.InFlightLimit))
 	}
 	if b.Burst != a.Burst {
 		attrs = append(attrs, slog.Int("burst", b.Burst), slog.Int("prev_burst", a.Burst))

@@ -205,3 +205,32 @@ func mustRequest(t *testing.T, akid string) *http.Request {
 	}
 	return req
 }
+
+// TestLogInFlightCap: the cap on requests in flight the learner finds is
+// logged at Info, with the cap: as a change of the quota, or as the
+// throttle's summary when a throttle's answer found it.
+func TestLogInFlightCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		buf := new(bytes.Buffer)
+		logs := slog.New(slog.NewJSONHandler(buf, nil)) // Info
+		cloud := fakecloud.New(fakecloud.Config{
+			Quotas: []fakecloud.Quota{{API: "DescribeInstances", Policy: fakecloud.Concurrency, Limit: 8}},
+			Faults: latency,
+		})
+		tr := New(cloud.RoundTripper(), Config{Logger: logs})
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		var l load
+		l.run(ctx, t, tr, "AKIDcap", workers).Wait()
+		var found bool
+		recs := logtest.Records(t, buf)
+		for _, r := range recs {
+			if r["in_flight_limit"] == 8.0 && r["prev_in_flight_limit"] == 0.0 {
+				found = r["level"] == "INFO" && (r["msg"] == msgQuota || r["msg"] == msgThrottled)
+			}
+		}
+		if !found {
+			t.Errorf("no Info record with in_flight_limit 8 (prev 0) in %d", len(recs))
+		}
+	})
+}

@@ -68,12 +68,15 @@ type LimitsEvent struct {
 }
 
 // limitsChanged reports whether the change from a to b is worth an event: a
-// new source, limit, window or burst, a pause that begins or grows, a cut of
+// new source, limit, window or burst, a new learned cap on requests in
+// flight, a pause that begins or grows, a cut of
 // the rate, or a rise of more than 10%. The learned rate's steady regrowth
 // between cuts is not reported.
 func limitsChanged(a, b adaptive.Snapshot) bool {
 	switch {
 	case a.Source != b.Source, a.Limit != b.Limit, a.Window != b.Window, a.Burst != b.Burst:
+		return true
+	case a.InFlightLimit != b.InFlightLimit:
 		return true
 	case b.PauseUntil.After(a.PauseUntil):
 		return true
