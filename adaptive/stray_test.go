@@ -13,8 +13,8 @@ import (
 )
 
 // Throttles the client's rate does not cause, held against fakecloud in
-// memory: load shedding, retry hints that predict nothing, a cap on
-// requests in flight.
+// memory: load shedding and retry hints that predict nothing. (A cap on
+// requests in flight is held by transport's TestInFlightCapFound.)
 
 // shedCloud is a fake gateway that sheds load as f says (answering 429),
 // over a fixed window of limit per second if limit > 0, else no quota.
