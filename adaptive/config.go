@@ -19,7 +19,18 @@ type Config struct {
 	// Zero means 10 s.
 	HeaderTTL time.Duration
 
-	// MaxPause caps every pause, whatever the server asks. Zero means 1 min.
+	// LimitTTL is how long a limit the server's headers gave stays in force
+	// without an answer that says it again. After it the limit is
+	// forgotten and the learner takes over (see the package doc), so that
+	// a limit a server said once, wrongly, cannot hold a tenant for good.
+	// Zero means 10 min.
+	LimitTTL time.Duration
+
+	// MaxPause caps every pause, whatever the server asks, and the time
+	// between two requests at any pace the answers set (a Rule's pace is
+	// the user's and is kept): a tenant paced or paused for longer still
+	// sends one request per MaxPause, which lets the server correct it.
+	// Zero means 1 min.
 	MaxPause time.Duration
 
 	// ProbeTimeout is how long the waiters wait for a probe's answer before
@@ -38,6 +49,7 @@ type Config struct {
 // share one.
 type params struct {
 	headerTTL     int64
+	limitTTL      int64
 	maxPause      int64
 	probeTimeout  int64
 	windowBuckets int
@@ -48,12 +60,16 @@ var defaultParams = Config{}.params()
 func (c Config) params() *params {
 	p := &params{
 		headerTTL:     int64(c.HeaderTTL),
+		limitTTL:      int64(c.LimitTTL),
 		maxPause:      int64(c.MaxPause),
 		probeTimeout:  int64(c.ProbeTimeout),
 		windowBuckets: c.WindowBuckets,
 	}
 	if p.headerTTL <= 0 {
 		p.headerTTL = int64(10 * time.Second)
+	}
+	if p.limitTTL <= 0 {
+		p.limitTTL = int64(10 * time.Minute)
 	}
 	if p.maxPause <= 0 {
 		p.maxPause = int64(time.Minute)

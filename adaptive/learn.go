@@ -9,8 +9,9 @@ import (
 // learnState is what a Limiter knows and has learned; Limiter.mu guards it.
 type learnState struct {
 	// The server's headers.
-	hLimit  int64  // limit per hWindow; 0 if never said
+	hLimit  int64  // limit per hWindow; 0 if never said, or forgotten (see LimitTTL)
 	hWindow int64  // ns
+	hLimAt  int64  // when hLimit was last said, Unix ns
 	hRem    int64  // remaining, as the server counted at admission hRemSeq
 	hRemSeq uint64 // admissions up to this one are counted in hRem
 	hReset  int64  // when Remaining refills at the latest, Unix ns
@@ -255,15 +256,20 @@ func (l *Limiter) left() int64 {
 func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 	s := &l.s
 	if o.Has(quota.FieldLimit) && o.Limit > 0 {
+		// A limit said without its window keeps the window last said
+		// with the same limit: a different limit may be another policy's.
 		w := int64(o.Window)
 		if !o.Has(quota.FieldWindow) || w <= 0 {
-			w = s.hWindow
+			w = 0
+			if o.Limit == s.hLimit {
+				w = s.hWindow
+			}
 		}
 		if w <= 0 {
 			_, _, _, rw := ruleLimits(l.rule)
 			w = int64(max(rw, time.Second))
 		}
-		s.hLimit, s.hWindow = o.Limit, w
+		s.hLimit, s.hWindow, s.hLimAt = o.Limit, w, now
 	}
 	if o.Has(quota.FieldRemaining|quota.FieldReset) && !o.ResetAt.IsZero() {
 		// The reset may come as early as ResetSlack before ResetAt, and

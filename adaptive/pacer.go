@@ -18,18 +18,25 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	if rate > 0 || wlim > 0 {
 		src = SourceRule
 	}
+	var recheck int64
+	if s.hLimit > 0 && now-s.hLimAt >= p.limitTTL {
+		s.hLimit, s.hWindow = 0, 0 // not said again for LimitTTL: forgotten
+	}
 	if s.hLimit > 0 {
 		// Pace at L per W: with a burst of 1, no W ever holds more than L.
 		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow)
 		burst, wlim, wlen = 1, s.hLimit, time.Duration(s.hWindow)
 		src = SourceHeaders
+		recheck = s.hLimAt + p.limitTTL
+		if s.hWindow > p.maxPause {
+			wlim, wlen = 0, 0 // the floor below paces; a window would outlast it
+		}
 	}
 	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
-	var recheck int64
 	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
 		// Spend what is left evenly until the earliest moment the reset
 		// may come; after it, Remaining says nothing more.
-		recheck = min(s.hEarly, s.hRemAt+p.headerTTL)
+		recheck = minSet(recheck, min(s.hEarly, s.hRemAt+p.headerTTL))
 		if left := l.left(); left > 0 {
 			if rr := float64(left) * 1e9 / float64(s.hEarly-now); rate == 0 || rr < rate {
 				rate, burst = rr, 1
@@ -86,6 +93,11 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			rate, burst, src = float64(limit)*1e9/float64(win), 1, SourceLearned
 			wlim, wlen = 0, 0
 		}
+	}
+	if floor := 1e9 / float64(p.maxPause); rate > 0 && rate < floor && src != SourceRule {
+		// However slow the pace the server's answers set, one request per
+		// MaxPause goes: its answer may correct it. (A rule is the user's.)
+		rate = floor
 	}
 	s.fresh = false
 	l.capOff.Store(capIn)
@@ -151,4 +163,12 @@ func (l *Limiter) inflightCap() int64 {
 		return 0
 	}
 	return c + initialWindow
+}
+
+// minSet returns the earlier of two times, 0 standing for none.
+func minSet(a, b int64) int64 {
+	if a == 0 || b != 0 && b < a {
+		return b
+	}
+	return a
 }

@@ -22,14 +22,15 @@ func (l *Limiter) pause(now, u int64, probe bool) (wake bool) {
 }
 
 // pauseUntil returns when the pause an answer asks for ends (Unix ns), 0
-// for none: the retry hint if there is one (see hintPause), else the reset
+// for none: the retry hint if there is one that asks to wait (see
+// quota.Observation.HintWaits and hintPause), else the reset
 // of a throttle. (A Remaining of 0 on a success pauses only until the
 // earliest moment the reset may come: see observe.) short reports that the
 // pause was shortened and one request probes before the others go, even if
 // it is over already. l.mu is held.
 func (l *Limiter) pauseUntil(o *quota.Observation, t *Ticket) (u int64, short bool) {
 	switch {
-	case o.Has(quota.FieldRetryAfter):
+	case o.Has(quota.FieldRetryAfter) && o.HintWaits():
 		return l.hintPause(o, t)
 	case o.Throttled && o.Has(quota.FieldReset):
 		return o.ResetAt.UnixNano(), false

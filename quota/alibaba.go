@@ -13,7 +13,7 @@ import "time"
 // told apart as for X-RateLimit-Reset). TimeLeft is preferred to Reset for
 // ResetAt. The window length itself is not given, so Window stays unknown.
 // The two headers are two quotas: the more restrictive pair wins (see pick).
-func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint time.Duration) {
+func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint, horizon time.Duration) {
 	o.Sources |= SourceAlibaba
 	var r reading
 	for i, vs := range [2][]string{api, user} {
@@ -30,7 +30,7 @@ func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint tim
 			r = pick(r, x, now)
 		}
 	}
-	o.merge(r)
+	o.merge(r, horizon)
 }
 
 // alibabaField indexes the fields of an Alibaba rate-limit header.

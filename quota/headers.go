@@ -82,14 +82,14 @@ func named(k, canonical, lower string, h hdr) hdr {
 }
 
 // parseHeaders reads every rate-limit header of h into o.
-func parseHeaders(o *Observation, h map[string][]string, now time.Time, maxHint time.Duration) {
+func parseHeaders(o *Observation, h map[string][]string, now time.Time, maxHint, horizon time.Duration) {
 	var s headerSet
 	for k, vs := range h {
 		if id := headerID(k); id != hNone && len(vs) > 0 {
 			s.add(id, vs)
 		}
 	}
-	s.parse(o, now, maxHint)
+	s.parse(o, now, maxHint, horizon)
 }
 
 // headerSet holds the lines of the headers Parse reads, found in one pass
@@ -111,7 +111,7 @@ func (s *headerSet) add(id hdr, vs []string) {
 
 // parse reads every family present into o. X-RateLimit comes before the
 // IETF fields so that an explicit X-RateLimit-Quota-ID names the quota.
-func (s *headerSet) parse(o *Observation, now time.Time, maxHint time.Duration) {
+func (s *headerSet) parse(o *Observation, now time.Time, maxHint, horizon time.Duration) {
 	v := &s.v
 	if v[hRetryAfter] != nil {
 		parseRetryAfterHeader(o, v[hRetryAfter], now, maxHint)
@@ -128,16 +128,16 @@ func (s *headerSet) parse(o *Observation, now time.Time, maxHint time.Duration) 
 			}
 		}
 		if v[hAliUserAPI] != nil || v[hAliUser] != nil {
-			parseAlibaba(o, v[hAliUserAPI], v[hAliUser], now, maxHint)
+			parseAlibaba(o, v[hAliUserAPI], v[hAliUser], now, maxHint, horizon)
 		}
 	}
 	if v[hXLimit] != nil || v[hXRemaining] != nil || v[hXReset] != nil || v[hXQuotaID] != nil {
-		parseXRateLimit(o, v[hXLimit], v[hXRemaining], v[hXReset], v[hXQuotaID], now, maxHint)
+		parseXRateLimit(o, v[hXLimit], v[hXRemaining], v[hXReset], v[hXQuotaID], now, maxHint, horizon)
 	}
 	if v[hLimit] != nil || v[hRemaining] != nil || v[hReset] != nil {
-		parseIETF(o, v[hLimit], v[hRemaining], v[hReset], now, maxHint)
+		parseIETF(o, v[hLimit], v[hRemaining], v[hReset], now, maxHint, horizon)
 	}
 	if v[hPolicy] != nil || v[hRateLimit] != nil {
-		parseIETFFields(o, v[hPolicy], v[hRateLimit], now, maxHint)
+		parseIETFFields(o, v[hPolicy], v[hRateLimit], now, maxHint, horizon)
 	}
 }

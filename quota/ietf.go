@@ -5,7 +5,7 @@ import "time"
 // parseIETF reads the IETF trio RateLimit-Limit, RateLimit-Remaining and
 // RateLimit-Reset. Reset is delta seconds, as the draft says; Limit may be a
 // list with a w parameter, as for X-RateLimit-Limit.
-func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, maxHint time.Duration) {
+func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, maxHint, horizon time.Duration) {
 	o.Sources |= SourceIETF
 	r, bad := trio(limit, remaining)
 	if reset != nil {
@@ -24,7 +24,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 	if bad {
 		o.Malformed |= SourceIETF
 	}
-	o.merge(r)
+	o.merge(r, horizon)
 }
 
 // parseIETFFields reads the structured fields of the IETF draft,
@@ -41,20 +41,24 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 // (qu="content-bytes", "concurrent-requests"), and the budget that names it,
 // are not a request rate and are skipped silently.
 //
-// When several policies are listed the most restrictive one wins: for the
-// limit, the lowest rate q/w; for the budget, the lowest spendable rate r/t
-// (see pick). The name of the budget's policy, else of the limit's, becomes
+// When several policies are listed, one paces and one budgets. The limit is
+// the lowest rate q/w among the policies whose window is within the
+// horizon (a longer one only where none is: see Parser.Horizon). The budget
+// is a spent one (r=0) if any, else the lowest spendable rate r/t among
+// those whose reset is within the horizon, else among the others (see
+// pick). So "burst";q=100;w=1 paces and "daily";q=1000;w=86400 stops the
+// tenant only once its budget is spent. The name of the budget's policy, else of the limit's, becomes
 // the QuotaID unless X-RateLimit-Quota-ID set one.
-func parseIETFFields(o *Observation, policy, budget []string, now time.Time, maxHint time.Duration) {
+func parseIETFFields(o *Observation, policy, budget []string, now time.Time, maxHint, horizon time.Duration) {
 	o.Sources |= SourceIETFFields
-	lim, limName, others, badLim := policies(policy)
-	bud, budName, badBud := budgets(budget, &others, now, maxHint)
+	lim, limName, others, badLim := policies(policy, horizon)
+	bud, budName, badBud := budgets(budget, &others, now, maxHint, horizon)
 	if badLim || badBud {
 		o.Malformed |= SourceIETFFields
 	}
 	lim.known |= bud.known
 	lim.remaining, lim.reset, lim.slack = bud.remaining, bud.reset, bud.slack
-	o.merge(lim)
+	o.merge(lim, horizon)
 	if o.QuotaID == "" {
 		name := budName
 		if name == "" {
@@ -66,9 +70,10 @@ func parseIETFFields(o *Observation, policy, budget []string, now time.Time, max
 	}
 }
 
-// policies reads a RateLimit-Policy field into its most restrictive request
-// quota and that policy's name, and notes the policies in other units.
-func policies(lines []string) (lim reading, name string, others otherUnits, bad bool) {
+// policies reads a RateLimit-Policy field into the request quota that
+// paces (see parseIETFFields) and that policy's name, and notes the
+// policies in other units.
+func policies(lines []string, horizon time.Duration) (lim reading, name string, others otherUnits, bad bool) {
 	var m sfMember
 	l := newSFList(lines)
 	for l.next(&m) {
@@ -82,7 +87,7 @@ func policies(lines []string) (lim reading, name string, others otherUnits, bad 
 			bad = true
 			continue
 		}
-		if tighterLimit(&r, &lim) {
+		if pacesBefore(&r, &lim, horizon) {
 			lim, name = r, m.name()
 		}
 	}
@@ -92,21 +97,22 @@ func policies(lines []string) (lim reading, name string, others otherUnits, bad 
 	return lim, name, others, bad
 }
 
-// budgets reads a RateLimit field into its most restrictive budget and the
-// name of its policy, skipping the budgets of policies in other units.
-func budgets(lines []string, others *otherUnits, now time.Time, maxHint time.Duration) (bud reading, name string, bad bool) {
+// budgets reads a RateLimit field into the budget that binds (see
+// parseIETFFields) and the name of its policy, skipping the budgets of
+// policies in other units.
+func budgets(lines []string, others *otherUnits, now time.Time, maxHint, horizon time.Duration) (bud reading, name string, bad bool) {
 	var m sfMember
 	l := newSFList(lines)
 	for l.next(&m) {
 		if others.has(m.name()) {
 			continue
 		}
-		r, ok := m.budget(now, maxHint)
+		r, ok := m.budget(now, maxHint, horizon)
 		if !ok {
 			bad = true
 			continue
 		}
-		if tighterBudget(&r, &bud, now) {
+		if bindsBefore(&r, &bud, now) {
 			bud, name = r, m.name()
 		}
 	}
@@ -195,7 +201,7 @@ func (m *sfMember) policy() (reading, bool) {
 
 // budget reads the member as a RateLimit budget: its remaining r and its
 // reset t, delta seconds, at least one of them.
-func (m *sfMember) budget(now time.Time, maxHint time.Duration) (reading, bool) {
+func (m *sfMember) budget(now time.Time, maxHint, horizon time.Duration) (reading, bool) {
 	var r reading
 	if m.name() == "" || (m.r.kind == sfAbsent && m.t.kind == sfAbsent) {
 		return r, false
@@ -217,7 +223,7 @@ func (m *sfMember) budget(now time.Time, maxHint time.Duration) (reading, bool) 
 			return r, false
 		}
 		r.known, r.reset = r.known|FieldReset, clampTime(now.Add(d), now, maxHint)
-		r.slack = time.Second
+		r.slack, r.far = time.Second, d > horizon
 	}
 	return r, true
 }

@@ -11,6 +11,40 @@ type reading struct {
 	remaining int64
 	reset     time.Time
 	slack     time.Duration // the reset may be up to this much early: its value was rounded
+	far       bool          // the reset lies beyond the horizon (before MaxHint capped it)
+}
+
+// pacesBefore reports whether policy a rather than b should pace: a policy
+// whose window is within the horizon before one whose window is longer,
+// else the tighter limit.
+func pacesBefore(a, b *reading, horizon time.Duration) bool {
+	if la, lb := a.longer(horizon), b.longer(horizon); la != lb && a.known&b.known&FieldLimit != 0 {
+		return lb
+	}
+	return tighterLimit(a, b)
+}
+
+// longer reports whether r's window is known to be longer than horizon.
+func (r *reading) longer(horizon time.Duration) bool {
+	return r.known&FieldWindow != 0 && r.window > horizon
+}
+
+// bindsBefore reports whether budget a rather than b binds the client: a
+// spent budget before one that is not, then one that resets within the
+// horizon before one that resets beyond it, else the tighter budget.
+func bindsBefore(a, b *reading, now time.Time) bool {
+	if sa, sb := a.spent(now), b.spent(now); sa != sb {
+		return sa
+	}
+	if a.known&b.known&FieldReset != 0 && a.far != b.far {
+		return b.far
+	}
+	return tighterBudget(a, b, now)
+}
+
+// spent reports whether r says its budget is spent, and not reset by now.
+func (r *reading) spent(now time.Time) bool {
+	return r.known&FieldRemaining != 0 && r.remaining == 0 && (r.known&FieldReset == 0 || r.reset.After(now))
 }
 
 // tighterLimit reports whether the limit of a is more restrictive than that
@@ -86,19 +120,21 @@ func pick(a, b reading, now time.Time) reading {
 
 // merge folds one family's reading into o. Families describe the same quota,
 // so when they disagree the more restrictive value wins field by field: the
-// smallest limit (keeping its window, or borrowing the other's when it has
-// none), the smallest remaining and the latest reset.
-func (o *Observation) merge(r reading) {
+// smallest limit among those whose window is within the horizon (keeping
+// its window, or borrowing the other's, if within the horizon, when it has
+// none; see pacesBefore),
+// the smallest remaining and the latest reset.
+func (o *Observation) merge(r reading, horizon time.Duration) {
 	if r.known&FieldLimit != 0 {
 		cur := reading{known: o.Known & (FieldLimit | FieldWindow), limit: o.Limit, window: o.Window}
-		if tighterLimit(&r, &cur) {
-			if r.known&FieldWindow == 0 {
+		if pacesBefore(&r, &cur, horizon) {
+			if r.known&FieldWindow == 0 && !cur.longer(horizon) {
 				r.window = o.Window
 				r.known |= o.Known & FieldWindow
 			}
 			o.Known = o.Known&^FieldWindow | r.known&(FieldLimit|FieldWindow)
 			o.Limit, o.Window = r.limit, r.window
-		} else if cur.known&FieldWindow == 0 && r.known&FieldWindow != 0 {
+		} else if cur.known&FieldWindow == 0 && r.known&FieldWindow != 0 && !r.longer(horizon) {
 			o.Known |= FieldWindow
 			o.Window = r.window
 		}

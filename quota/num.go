@@ -10,6 +10,9 @@ import (
 const (
 	// DefaultMaxHint caps every duration hint when Parser.MaxHint is 0.
 	DefaultMaxHint = time.Minute
+
+	// DefaultHorizon is the longest window paced when Parser.Horizon is 0.
+	DefaultHorizon = time.Minute
 	// DefaultMaxBody is how many bytes of an error body Parse peeks at when
 	// Parser.MaxBody is 0.
 	DefaultMaxBody = 64 << 10

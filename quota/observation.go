@@ -64,15 +64,26 @@ type Observation struct {
 func (o *Observation) Has(f Field) bool { return o.Known&f == f }
 
 // RetryAt returns the time before which the tenant should send nothing: the
-// explicit retry hint if there is one (it takes precedence over a reset time),
-// else ResetAt when the answer was a throttle or Remaining is 0. It returns
-// the zero time when the answer asked for no pause.
+// explicit retry hint if there is one that asks to wait (see HintWaits; it
+// takes precedence over a reset time), else ResetAt when the answer was a
+// throttle or Remaining is 0. It returns the zero time when the answer asked
+// for no pause.
 func (o *Observation) RetryAt() time.Time {
-	if o.Has(FieldRetryAfter) {
+	if o.Has(FieldRetryAfter) && o.HintWaits() {
 		return o.At.Add(o.RetryAfter)
 	}
 	if o.Has(FieldReset) && (o.Throttled || (o.Has(FieldRemaining) && o.Remaining == 0)) {
 		return o.ResetAt
 	}
 	return time.Time{}
+}
+
+// HintWaits reports whether the answer's retry hint, if any, asks the
+// client to wait before its next request: it does on a throttle, a 503 and
+// a redirect (3xx), the answers RFC 9110 §10.2.3 gives Retry-After for. On
+// any other answer (a 202 Accepted or a 200 saying when to poll again) it is
+// about the resource, not the quota, and pauses nothing. An Observation with
+// no status (built by hand) counts as asking.
+func (o *Observation) HintWaits() bool {
+	return o.Status == 0 || o.Throttled || o.Status == 503 || o.Status >= 300 && o.Status < 400
 }

@@ -16,6 +16,17 @@ type Parser struct {
 	// DefaultMaxHint (1 min).
 	MaxHint time.Duration
 
+	// Horizon is the longest window a quota is paced over. A quota whose
+	// window is longer (a daily one) is a budget to stay inside, not a pace
+	// to spread over its window: where the server lists several policies,
+	// the tightest within Horizon gives Limit and Window, and a longer
+	// window's limit is left out of the Observation; its Remaining still
+	// counts, and when it is spent the tenant pauses until its reset
+	// (capped by MaxHint). Among budgets of the RateLimit field, one that
+	// resets within Horizon binds before one that resets later, unless
+	// that one is spent. 0 or less means DefaultHorizon (1 min).
+	Horizon time.Duration
+
 	// MaxBody is how many bytes of an error answer's body (status >= 400)
 	// Parse peeks at for an error code. 0 means DefaultMaxBody (64 KiB); a
 	// negative value means the body is never read.
@@ -91,16 +102,27 @@ func (p *Parser) ParseParts(status int, h http.Header, body []byte, now time.Tim
 
 // parse is ParseParts writing into o, which must be zero.
 func (p *Parser) parse(o *Observation, status int, h http.Header, body []byte, now time.Time) {
+	p.parseHead(o, status, h, now)
+	p.parseBody(o, body)
+}
+
+// parseHead reads the status and headers into o, which must be zero.
+func (p *Parser) parseHead(o *Observation, status int, h http.Header, now time.Time) {
 	o.At, o.Status = now, status
 	// Most answers carry no rate-limit header: look for one first, and only
 	// then pay for collecting and parsing them.
 	for k := range h {
 		if headerID(k) != hNone {
-			parseHeaders(o, h, now, p.maxHint())
+			parseHeaders(o, h, now, p.maxHint(), p.horizon())
 			break
 		}
 	}
-	if status >= 400 && len(body) > 0 {
+}
+
+// parseBody reads the error code of an error answer's body into o, which
+// holds its head, and classifies the answer.
+func (p *Parser) parseBody(o *Observation, body []byte) {
+	if o.Status >= 400 && len(body) > 0 {
 		code, found, bad := bodyCode(body)
 		if found {
 			o.Sources |= SourceBody
@@ -111,6 +133,16 @@ func (p *Parser) parse(o *Observation, status int, h http.Header, body []byte, n
 		}
 	}
 	p.classify(o)
+	p.beyondHorizon(o)
+}
+
+// beyondHorizon leaves out of o a limit over a window longer than the
+// horizon: a budget, not a pace (see Parser.Horizon).
+func (p *Parser) beyondHorizon(o *Observation) {
+	if o.Has(FieldWindow) && o.Window > p.horizon() {
+		o.Known &^= FieldLimit | FieldWindow
+		o.Limit, o.Window = 0, 0
+	}
 }
 
 // classify sets Throttled and Transient from the status and code.
@@ -155,6 +187,13 @@ func (p *Parser) maxHint() time.Duration {
 		return DefaultMaxHint
 	}
 	return p.MaxHint
+}
+
+func (p *Parser) horizon() time.Duration {
+	if p == nil || p.Horizon <= 0 {
+		return DefaultHorizon
+	}
+	return p.Horizon
 }
 
 func (p *Parser) maxBody() int64 {

@@ -27,11 +27,17 @@ func TestMergeFamilies(t *testing.T) {
 				"RateLimit-Limit", "50", "RateLimit-Remaining", "7", "RateLimit-Reset", "20"),
 			want{known: FieldLimit | FieldRemaining | FieldReset, limit: 50, remaining: 5, reset: 20 * time.Second, sources: x | i}},
 		{"smaller limit borrows the other's window",
+			header("X-RateLimit-Limit", "100", "RateLimit-Policy", `"p";q=1000;w=60`),
+			want{known: FieldLimit | FieldWindow, limit: 100, window: time.Minute, quotaID: "p", sources: x | sf}},
+		{"a window beyond the horizon is not borrowed",
 			header("X-RateLimit-Limit", "100", "RateLimit-Policy", `"p";q=1000;w=3600`),
-			want{known: FieldLimit | FieldWindow, limit: 100, window: time.Hour, quotaID: "p", sources: x | sf}},
+			want{known: FieldLimit, limit: 100, quotaID: "p", sources: x | sf}},
 		{"lower rate wins when both have windows",
+			header("X-RateLimit-Limit", "100;w=1", "RateLimit-Policy", `"p";q=1000;w=60`),
+			want{known: FieldLimit | FieldWindow, limit: 1000, window: time.Minute, quotaID: "p", sources: x | sf}},
+		{"a window within the horizon paces before a longer one",
 			header("X-RateLimit-Limit", "100;w=1", "RateLimit-Policy", `"p";q=1000;w=3600`),
-			want{known: FieldLimit | FieldWindow, limit: 1000, window: time.Hour, quotaID: "p", sources: x | sf}},
+			want{known: FieldLimit | FieldWindow, limit: 100, window: time.Second, quotaID: "p", sources: x | sf}},
 		{"X-RateLimit-Quota-ID names the quota",
 			header("X-RateLimit-Quota-ID", "xid", "RateLimit", `"p";r=1`),
 			want{known: FieldRemaining, remaining: 1, quotaID: "xid", sources: x | sf}},
@@ -92,7 +98,7 @@ func TestParseConcurrent(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
 				resp := &http.Response{StatusCode: 400, Header: h, Body: io.NopCloser(strings.NewReader(aliThrottle))}
-				if o := p.Parse(resp, now); !o.Throttled || o.Limit != 1000 || o.Remaining != 0 {
+				if o := p.Parse(resp, now); !o.Throttled || o.Limit != 20 || o.Remaining != 0 {
 					t.Errorf("got %+v", o)
 					return
 				}
@@ -220,6 +226,32 @@ func TestParseAllocs(t *testing.T) {
 		resp := &http.Response{StatusCode: http.StatusOK, Header: h}
 		if n := testing.AllocsPerRun(100, func() { p.Parse(resp, now) }); n != 0 {
 			t.Errorf("%s: %v allocations per Parse, want 0", name, n)
+		}
+	}
+}
+
+// TestHintWaits: a Retry-After asks for a pause on a throttle, a 503 and a
+// redirect; on a success it is a polling hint (RFC 9110 §10.2.3) and
+// pauses nothing.
+func TestHintWaits(t *testing.T) {
+	h := header("Retry-After", "30")
+	for _, tt := range []struct {
+		status int
+		waits  bool
+	}{{200, false}, {202, false}, {404, false}, {500, false}, {301, true}, {429, true}, {503, true}} {
+		o := new(Parser).ParseParts(tt.status, h, nil, now)
+		if !o.Has(FieldRetryAfter) {
+			t.Fatalf("%d: the hint was not read", tt.status)
+		}
+		if got := o.HintWaits(); got != tt.waits {
+			t.Errorf("%d: HintWaits = %v, want %v", tt.status, got, tt.waits)
+		}
+		want := time.Time{}
+		if tt.waits {
+			want = now.Add(30 * time.Second)
+		}
+		if got := o.RetryAt(); !got.Equal(want) {
+			t.Errorf("%d: RetryAt = %v, want %v", tt.status, got, want)
 		}
 	}
 }

@@ -9,7 +9,7 @@ const maxQuotaID = 128
 // X-RateLimit-Reset and X-RateLimit-Quota-ID. Reset may be delta seconds
 // (most gateways), epoch seconds (GitHub) or epoch milliseconds; resetKind
 // tells them apart by magnitude.
-func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, now time.Time, maxHint time.Duration) {
+func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, now time.Time, maxHint, horizon time.Duration) {
 	o.Sources |= SourceXRateLimit
 	r, bad := trio(limit, remaining)
 	if d, ok, b := oneDecimal(reset); ok {
@@ -35,7 +35,7 @@ func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, 
 	if bad {
 		o.Malformed |= SourceXRateLimit
 	}
-	o.merge(r)
+	o.merge(r, horizon)
 }
 
 // trio reads the Limit and Remaining headers shared by the X-RateLimit and

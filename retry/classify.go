@@ -273,9 +273,15 @@ func classifyStatus(status int, safe bool) Class {
 	return ClassPermanent
 }
 
-// hintOf returns how long from now the observation asks to wait, or 0.
+// hintOf returns how long from now the observation of a failed attempt
+// asks to wait, or 0: its retry hint whatever its status (a failure retried
+// is what the hint is for, even where the code that makes it a throttle is
+// not in o), else what RetryAt says.
 func hintOf(o *quota.Observation, now time.Time) time.Duration {
 	t := o.RetryAt()
+	if o.Has(quota.FieldRetryAfter) {
+		t = o.At.Add(o.RetryAfter)
+	}
 	if t.IsZero() {
 		return 0
 	}

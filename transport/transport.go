@@ -22,6 +22,14 @@ import (
 // could not end before the context's deadline fails at once with an error
 // that matches ErrDeadline.
 //
+// RoundTrip returns as soon as the next RoundTripper does. An error answer's
+// code (Throttling.User, ServiceUnavailable) is in its body, which may be
+// slow to come: the tenant's limiter learns from it as the caller reads the
+// body, once the body ends (or its first 64 KiB, see quota.Parser.MaxBody)
+// or is closed. Until then the request counts as in flight. Close every
+// body, as net/http asks; an error body closed unread teaches only what
+// its status and headers say.
+//
 // Retrying belongs above the signer: see package retry.
 //
 // A Transport is safe for concurrent use. The zero Transport is valid: it
@@ -107,7 +115,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ticket.Done(quota.Observation{At: time.Now(), Transient: true})
 		return nil, err
 	}
-	ticket.Done(t.parser.Parse(resp, time.Now()))
+	if now := time.Now(); t.parser.Defers(resp) {
+		// An error answer's code is read as the caller reads its body:
+		// a slow body does not hold the answer back.
+		t.parser.ParseDeferred(resp, now, ticket.Done)
+	} else {
+		ticket.Done(t.parser.Parse(resp, now))
+	}
 	return resp, nil
 }
 
@@ -130,14 +144,25 @@ func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *ada
 		t.observer.Request(ev)
 		return nil, err
 	}
-	ev.Answer = t.parser.Parse(resp, time.Now())
+	if now := time.Now(); t.parser.Defers(resp) {
+		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(ev, o, key, lim, ticket) })
+	} else {
+		t.answered(ev, t.parser.Parse(resp, now), key, lim, ticket)
+	}
+	return resp, nil
+}
+
+// answered tells the limiter and the Observer what the answer to ticket's
+// request said.
+func (t *Transport) answered(ev RequestEvent, o quota.Observation, key quota.Key, lim *adaptive.Limiter, ticket adaptive.Ticket) {
+	ev.Answer = o
 	before := lim.Snapshot()
-	ticket.Done(ev.Answer)
+	ticket.Done(o)
 	if after := lim.Snapshot(); limitsChanged(before, after) {
-		t.observer.Limits(LimitsEvent{Key: key, Before: before, After: after, Answer: ev.Answer})
+		t.observer.Limits(LimitsEvent{Key: key, Before: before, After: after, Answer: o})
 	}
 	switch {
-	case ev.Answer.Throttled:
+	case o.Throttled:
 		ev.Result = ResultThrottled
 	case ticket.Waited():
 		ev.Result = ResultWaited
@@ -145,7 +170,6 @@ func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *ada
 		ev.Result = ResultAllowed
 	}
 	t.observer.Request(ev)
-	return resp, nil
 }
 
 // tenant returns the tenant key and Limiter of req.
