@@ -12,7 +12,9 @@ import (
 // not block, and must be safe for concurrent use. With no Observer (and no
 // Logger) a Transport does no observing work at all.
 type Observer interface {
-	// Request is called once per RoundTrip, as it returns.
+	// Request is called once per RoundTrip: as it returns, or, for an
+	// error answer with a body, once the caller has read or closed the
+	// body (the error code in it decides the Result; see Transport).
 	Request(RequestEvent)
 	// Limits is called when an answer changed a tenant's limits: new
 	// rate-limit header values, a throttle's cut, a pause.
