@@ -115,6 +115,13 @@ func FuzzParseParts(f *testing.F) {
 	f.Add(200, "X-RateLimit-Reset", "1733130030000", "RateLimit", `"p";r=0;t=1`, []byte(nil), int64(time.Second))
 	f.Add(503, "RateLimit-Policy", `"p";q=1;w=1`, "X-RateLimit-Limit", "100, 100;w=60", []byte(`{"Code":"ServiceUnavailable"}`), int64(-1))
 	f.Add(403, "X-RateLimit-Remaining", "0", "Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT", []byte("<Code>x</Code>"), int64(1<<62))
+	// The hostile answers of transport's TestHostileAnswers.
+	f.Add(200, "X-RateLimit-Limit", "1;w=31622400", "X-RateLimit-Limit", "100", []byte(nil), int64(0))
+	f.Add(200, "RateLimit-Policy", `"burst";q=100;w=1, "daily";q=1000;w=86400`, "RateLimit", `"burst";r=99;t=1, "daily";r=0;t=86399`, []byte(nil), int64(0))
+	f.Add(202, "Retry-After", "30", "Retry-After", "99999999", []byte(nil), int64(0))
+	f.Add(429, "Retry-After", "999999999999999999999", "X-RateLimit-Reset", "31622400", []byte(nil), int64(0))
+	f.Add(400, "X-RateLimit-Limit", "99999999999999999999999", "X-RateLimit-Remaining", "NaN", []byte(`{"Code": "Throttl`), int64(0))
+	f.Add(400, "X-RateLimit-Limit", "-5", "RateLimit-Policy", `"p";q=-1;w=0`, []byte("\x00\xff<Code><Code><<<{{{"), int64(0))
 	f.Fuzz(func(t *testing.T, status int, k1, v1, k2, v2 string, body []byte, maxHint int64) {
 		p := Parser{MaxHint: time.Duration(maxHint), ThrottleCodes: []string{"X"}}
 		h := http.Header{k1: {v1, v2}, k2: {v2}, strings.ToLower(k1): {v2}}
@@ -129,6 +136,12 @@ func FuzzParseParts(f *testing.F) {
 			}
 			if o.Throttled && status != 429 && status != 403 && !p.isThrottle(o.Code) {
 				t.Fatalf("throttle without cause: %+v", o)
+			}
+			if o.Has(FieldWindow) && o.Window > DefaultHorizon {
+				t.Fatalf("a window beyond the horizon paces: %+v", o)
+			}
+			if o.HintWaits() && status >= 200 && status < 300 && !o.Throttled {
+				t.Fatalf("a success's hint waits: %+v", o)
 			}
 		}
 	})
