@@ -20,7 +20,7 @@ func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint, ho
 		if vs == nil {
 			continue
 		}
-		x, bad := alibabaReading(vs, now, maxHint)
+		x, bad := alibabaReading(vs, now, maxHint, horizon)
 		if bad {
 			o.Malformed |= SourceAlibaba
 		}
@@ -45,7 +45,7 @@ const (
 // alibabaReading reads the lines of one Alibaba rate-limit header as one
 // record. Unknown field names are skipped; a field that does not parse, or
 // that is repeated with another value, is dropped and reported as bad.
-func alibabaReading(vs []string, now time.Time, maxHint time.Duration) (r reading, bad bool) {
+func alibabaReading(vs []string, now time.Time, maxHint, horizon time.Duration) (r reading, bad bool) {
 	var (
 		val  [aliFields]decimal
 		set  [aliFields]bool
@@ -89,15 +89,15 @@ func alibabaReading(vs []string, now time.Time, maxHint time.Duration) (r readin
 	case set[aliTimeLeft]:
 		if d, ok := val[aliTimeLeft].dur(time.Millisecond); ok {
 			r.known |= FieldReset
-			r.reset = clampTime(now.Add(d), now, maxHint)
+			r.reset, r.far = clampTime(now.Add(d), now, maxHint), d > horizon
 			r.slack = time.Millisecond
 		} else {
 			bad = true
 		}
 	case set[aliReset]:
-		if t, ok := resetAt(val[aliReset], now, maxHint); ok {
+		if t, far, ok := resetAt(val[aliReset], now, maxHint, horizon); ok {
 			r.known |= FieldReset
-			r.reset = t
+			r.reset, r.far = t, far
 			r.slack = resetSlack(val[aliReset], now)
 		} else {
 			bad = true

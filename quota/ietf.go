@@ -13,7 +13,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 		if ok {
 			if dd, good := d.dur(time.Second); good {
 				r.known |= FieldReset
-				r.reset = clampTime(now.Add(dd), now, maxHint)
+				r.reset, r.far = clampTime(now.Add(dd), now, maxHint), dd > horizon
 				r.slack = secondsSlack(d)
 			} else {
 				b = true

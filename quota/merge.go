@@ -103,17 +103,17 @@ func tighterBudget(a, b *reading, now time.Time) bool {
 
 // pick combines two policies of one family (e.g. a per-second and a
 // per-hour quota) into the most restrictive pair: the limit and window of
-// one, the remaining and reset of one, never mixing the fields of two
-// policies within a pair.
+// one, the remaining and reset of the one that binds (see bindsBefore),
+// never mixing the fields of two policies within a pair.
 func pick(a, b reading, now time.Time) reading {
 	out := a
 	if tighterLimit(&b, &a) {
 		out.known = out.known&^(FieldLimit|FieldWindow) | b.known&(FieldLimit|FieldWindow)
 		out.limit, out.window = b.limit, b.window
 	}
-	if tighterBudget(&b, &a, now) {
+	if bindsBefore(&b, &a, now) {
 		out.known = out.known&^(FieldRemaining|FieldReset) | b.known&(FieldRemaining|FieldReset)
-		out.remaining, out.reset, out.slack = b.remaining, b.reset, b.slack
+		out.remaining, out.reset, out.slack, out.far = b.remaining, b.reset, b.slack, b.far
 	}
 	return out
 }
@@ -125,6 +125,11 @@ func pick(a, b reading, now time.Time) reading {
 // none; see pacesBefore),
 // the smallest remaining and the latest reset.
 func (o *Observation) merge(r reading, horizon time.Duration) {
+	if r.far && r.known&FieldRemaining != 0 && r.remaining > 0 {
+		// A budget that resets beyond the horizon and is not spent is one
+		// to stay inside, not to spread until its reset.
+		r.known &^= FieldReset
+	}
 	if r.known&FieldLimit != 0 {
 		cur := reading{known: o.Known & (FieldLimit | FieldWindow), limit: o.Limit, window: o.Window}
 		if pacesBefore(&r, &cur, horizon) {

@@ -150,16 +150,16 @@ func clampWindow(d decimal) (time.Duration, bool) {
 
 // resetAt reads a reset value that may be delta seconds, epoch seconds or
 // epoch milliseconds, telling them apart by magnitude relative to now (see
-// resetKind), and clamps the result to [now, now+maxHint]. It fails only on a
-// delta that overflows a Duration, which parseDecimal already excludes for
-// realistic clocks.
-func resetAt(d decimal, now time.Time, maxHint time.Duration) (time.Time, bool) {
-	var t time.Time
+// resetKind), and clamps the result to [now, now+maxHint]; far reports that
+// it lay beyond now+horizon before the clamp. It fails only on a delta that
+// overflows a Duration, which parseDecimal already excludes for realistic
+// clocks.
+func resetAt(d decimal, now time.Time, maxHint, horizon time.Duration) (t time.Time, far, ok bool) {
 	switch resetKind(d.whole, now) {
 	case resetDelta:
 		dd, ok := d.dur(time.Second)
 		if !ok {
-			return time.Time{}, false
+			return time.Time{}, false, false
 		}
 		t = now.Add(dd)
 	case resetEpochSeconds:
@@ -167,7 +167,7 @@ func resetAt(d decimal, now time.Time, maxHint time.Duration) (time.Time, bool) 
 	default:
 		t = time.UnixMilli(d.whole).Add(time.Duration(d.frac / 1e6))
 	}
-	return clampTime(t, now, maxHint), true
+	return clampTime(t, now, maxHint), t.Sub(now) > horizon, true
 }
 
 // resetSlack returns how much earlier than resetAt(d, now, …) the real

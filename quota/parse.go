@@ -20,11 +20,12 @@ type Parser struct {
 	// window is longer (a daily one) is a budget to stay inside, not a pace
 	// to spread over its window: where the server lists several policies,
 	// the tightest within Horizon gives Limit and Window, and a longer
-	// window's limit is left out of the Observation; its Remaining still
-	// counts, and when it is spent the tenant pauses until its reset
-	// (capped by MaxHint). Among budgets of the RateLimit field, one that
-	// resets within Horizon binds before one that resets later, unless
-	// that one is spent. 0 or less means DefaultHorizon (1 min).
+	// window's limit is left out of the Observation. So is the reset of a
+	// budget that resets beyond Horizon while some of it is left: it is
+	// spent at the pace in force, not spread until its reset; once it is
+	// spent (Remaining 0) its reset, capped by MaxHint, pauses the tenant.
+	// Where several budgets are said, a spent one binds first, then one
+	// that resets within Horizon. 0 or less means DefaultHorizon (1 min).
 	Horizon time.Duration
 
 	// MaxBody is how many bytes of an error answer's body (status >= 400)

@@ -13,9 +13,9 @@ func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, 
 	o.Sources |= SourceXRateLimit
 	r, bad := trio(limit, remaining)
 	if d, ok, b := oneDecimal(reset); ok {
-		if t, ok := resetAt(d, now, maxHint); ok {
+		if t, far, ok := resetAt(d, now, maxHint, horizon); ok {
 			r.known |= FieldReset
-			r.reset = t
+			r.reset, r.far = t, far
 			r.slack = resetSlack(d, now)
 		} else {
 			bad = true
