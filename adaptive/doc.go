@@ -21,6 +21,12 @@
 // learner's estimate where the server says no limit, and a static
 // quota.Rule before either. Snapshot.Source says which is in force.
 //
+// No answer can stop a tenant for good: every pause is capped by MaxPause,
+// no pace the answers set is slower than one request per MaxPause, and a
+// limit the headers said and never said again is forgotten after
+// LimitTTL (the learner takes over). So the server is asked again at
+// least once per MaxPause, and what it answers corrects the tenant.
+//
 // # The learner
 //
 // Where the server says nothing but "throttled", the learner's model is
