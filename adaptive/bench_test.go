@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -144,5 +145,27 @@ func TestMemoryPerTenant(t *testing.T) {
 			t.Errorf("%s: %.0f bytes per tenant, want <= 640", c.name, per)
 		}
 		runtime.KeepAlive(r)
+	}
+}
+
+// BenchmarkRegistryCreateFull creates new tenants in a Registry held at
+// MaxTenants, so that each creation evicts one. The pre-fill is not timed;
+// the timed loop makes each new key (a small allocation) as well.
+func BenchmarkRegistryCreateFull(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("tenants=%d", n), func(b *testing.B) {
+			r := NewRegistry(RegistryConfig{MaxTenants: n})
+			for i := range n {
+				r.GetAt(tenantKey(i), t0)
+			}
+			runtime.GC()
+			b.ReportAllocs()
+			for i := n; b.Loop(); i++ {
+				r.GetAt(tenantKey(i), t0.Add(time.Duration(i-n)*time.Microsecond))
+			}
+			if r.Len() > n {
+				b.Fatalf("Len = %d past MaxTenants %d", r.Len(), n)
+			}
+		})
 	}
 }
