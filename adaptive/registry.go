@@ -23,8 +23,16 @@ type RegistryConfig struct {
 	Limiter Config
 
 	// MaxTenants bounds the number of limiters held. At it, creating one
-	// evicts the least recently used tenant of the new one's shard (one of
-	// 64), an approximation of global LRU. Zero means 100 000.
+	// evicts a tenant of the new one's shard (one of 64), unless it drops an
+	// idle one: of 16 tenants of the shard, the least recently used with no
+	// request in flight (or, if all 16 have some, the least recently used).
+	// The 16 are consecutive in the shard map's order from a random start;
+	// that order follows the keys' hashes, not their use, so the sample is
+	// as good as a random one for this. As with Redis's sampled LRU, the
+	// tenant evicted is then among the least recently used of its shard, at
+	// a cost that does not grow with the number of tenants. Under
+	// concurrent creations the count may pass MaxTenants by a few. Zero
+	// means 100 000.
 	MaxTenants int
 
 	// IdleTTL is how long a tenant may go without an admission (or a
@@ -41,8 +49,9 @@ const shardCount = 64
 // in 64 shards by a hash of the key.
 //
 // Eviction is amortised, with no background goroutine: each creation of a
-// limiter looks at a few entries of its shard and drops those idle for
-// longer than IdleTTL; Sweep drops them all. A caller still holding an
+// limiter looks at a few entries of its shard (4, or 16 at MaxTenants) and
+// drops those idle for longer than IdleTTL, and at MaxTenants one more if
+// none was; Sweep drops every idle one. A caller still holding an
 // evicted Limiter may keep using it; the next Get of its key makes a fresh
 // one, seeded again from the rules (so learned state is lost).
 //
@@ -128,8 +137,15 @@ func (r *Registry) GetAt(k quota.Key, now time.Time) *Limiter {
 	return r.create(s, k, ns)
 }
 
+// Entries of a shard a creation looks at.
+const (
+	idleSample  = 4  // for idle tenants
+	evictSample = 16 // at MaxTenants, for the tenant to evict
+)
+
 // create returns the Limiter of tenant k in shard s, making it if it is
-// still missing, after evicting what is idle at now.
+// still missing, after evicting what is idle at now and, at MaxTenants, one
+// more tenant of s if none was.
 func (r *Registry) create(s *shard, k quota.Key, ns int64) *Limiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -137,10 +153,12 @@ func (r *Registry) create(s *shard, k quota.Key, ns int64) *Limiter {
 		touch(l, ns)
 		return l
 	}
-	r.evict(s, ns, 4)
-	if r.n.Load() >= r.max && len(s.m) > 0 {
-		r.evictOldest(s)
+	full := r.n.Load() >= r.max
+	n := idleSample
+	if full {
+		n = evictSample
 	}
+	r.evict(s, ns, n, full)
 	rule := r.rule
 	if rr, _, ok := r.rules.Lookup(k); ok {
 		rule = rr
@@ -177,39 +195,34 @@ func (r *Registry) drop(s *shard, k quota.Key, l *Limiter) {
 // share the tenant's state with everyone else.
 func (l *Limiter) Evicted() bool { return l.used.Load() == evictedMark }
 
-func (r *Registry) idleAt(l *Limiter, now int64) bool {
-	return now-l.used.Load() > r.idle && l.inflight.Load() == 0
-}
-
-// evict looks at up to n entries of s (map order is random) and drops the
-// idle ones; n < 0 looks at all. s.mu is held.
-func (r *Registry) evict(s *shard, now int64, n int) int {
+// evict looks at up to n entries of s (map order, from a random start;
+// n < 0 looks at all) and drops the idle ones. If none was idle and full is
+// set, it drops the least recently used of those it looked at, one with no
+// request in flight if it can. It returns how many it dropped. s.mu is held.
+func (r *Registry) evict(s *shard, now int64, n int, full bool) int {
 	dropped := 0
+	var oldK quota.Key
+	var old *Limiter
+	oldBusy := false
 	for k, l := range s.m {
 		if n == 0 {
 			break
 		}
 		n--
-		if r.idleAt(l, now) {
+		used, busy := l.used.Load(), l.inflight.Load() > 0
+		switch {
+		case now-used > r.idle && !busy:
 			r.drop(s, k, l)
 			dropped++
+		case old == nil || (oldBusy && !busy) || (busy == oldBusy && used < old.used.Load()):
+			oldK, old, oldBusy = k, l, busy
 		}
+	}
+	if full && dropped == 0 && old != nil {
+		r.drop(s, oldK, old)
+		dropped++
 	}
 	return dropped
-}
-
-// evictOldest drops the least recently used entry of s. s.mu is held.
-func (r *Registry) evictOldest(s *shard) {
-	var oldK quota.Key
-	var old *Limiter
-	for k, l := range s.m {
-		if old == nil || l.used.Load() < old.used.Load() {
-			oldK, old = k, l
-		}
-	}
-	if old != nil {
-		r.drop(s, oldK, old)
-	}
 }
 
 // Sweep drops every tenant idle at now for longer than IdleTTL and returns
@@ -220,7 +233,7 @@ func (r *Registry) Sweep(now time.Time) int {
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.Lock()
-		dropped += r.evict(s, ns, -1)
+		dropped += r.evict(s, ns, -1, false)
 		s.mu.Unlock()
 	}
 	return dropped

@@ -89,3 +89,64 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Fatalf("Len = %d, want 500", r.Len())
 	}
 }
+
+// TestRegistryEvictsColdFirst fills a Registry to MaxTenants and creates a
+// wave of new tenants: the count never passes MaxTenants, and the tenants
+// evicted are long-unused ones, never one used since the fill nor one with a
+// request in flight, though both were created before all the others. A
+// sample of 16 finds an unused tenant as long as fewer than 15 new ones went
+// to its shard of about 64 (2 on average; 14 or more somewhere: ~1e-6).
+func TestRegistryEvictsColdFirst(t *testing.T) {
+	const max, wave = 64 * 64, 128
+	r := NewRegistry(RegistryConfig{MaxTenants: max})
+	used := r.GetAt(tenantKey(0), t0.Add(-5*time.Minute))
+	busy := r.GetAt(tenantKey(1), t0.Add(-5*time.Minute))
+	tk, ok := busy.ReserveAt(t0.Add(-5 * time.Minute))
+	if !ok {
+		t.Fatal("no ticket for the busy tenant")
+	}
+	defer tk.Cancel()
+	cold := make([]*Limiter, 0, max)
+	for i := 2; i < max; i++ {
+		cold = append(cold, r.GetAt(tenantKey(i), t0))
+	}
+	r.GetAt(tenantKey(0), t0.Add(time.Minute))
+
+	later := t0.Add(2 * time.Minute)
+	fresh := make([]*Limiter, wave)
+	for i := range fresh {
+		fresh[i] = r.GetAt(tenantKey(max+i), later)
+		if n := r.Len(); n > max {
+			t.Fatalf("Len = %d past MaxTenants after %d creations", n, i+1)
+		}
+	}
+	if used.Evicted() || busy.Evicted() {
+		t.Fatalf("evicted: the tenant used since the fill %v, the one in flight %v; want neither", used.Evicted(), busy.Evicted())
+	}
+	if r.GetAt(tenantKey(0), later) != used || r.GetAt(tenantKey(1), later) != busy {
+		t.Fatal("a surviving tenant's key gives a new Limiter")
+	}
+	for i, l := range fresh {
+		if l.Evicted() {
+			t.Fatalf("new tenant %d evicted while %d-odd unused ones remain", i, max-wave)
+		}
+	}
+	gone := 0
+	for _, l := range cold {
+		if l.Evicted() {
+			gone++
+		}
+	}
+	seen, stale := 0, 0
+	r.Range(func(k quota.Key, l *Limiter) bool {
+		seen++
+		if l.Evicted() {
+			stale++
+		}
+		return true
+	})
+	if gone != wave || r.Len() != max || seen != max || stale != 0 {
+		t.Fatalf("%d unused tenants evicted, Len %d, Range saw %d (%d evicted); want %d, %d, %d (0)",
+			gone, r.Len(), seen, stale, wave, max, max)
+	}
+}

@@ -40,8 +40,9 @@ type Config struct {
 	// defaults. Its Rule is replaced by the matching entry of Rules.
 	Limiter adaptive.Config
 
-	// MaxTenants bounds how many tenants are tracked at once; the idlest are
-	// evicted past it. Zero means adaptive's default.
+	// MaxTenants bounds how many tenants are tracked at once; at it, a new
+	// tenant evicts the least recently used of 16 sampled (see
+	// adaptive.RegistryConfig). Zero means adaptive's default.
 	MaxTenants int
 
 	// IdleTTL is how long a tenant may go unused before it is evicted. Zero
