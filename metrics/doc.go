@@ -23,8 +23,8 @@
 //	tollgate_quota_window_seconds{tenant}       gauge: that window
 //	tollgate_quota_remaining{tenant}            gauge: the server's last Remaining (only once the server said one)
 //	tollgate_limit_source{tenant,source}        gauge: 1 for where the limit came from (none, rule, headers, learned), else 0
-//	tollgate_retries_total{tenant,class}        counter: retries retry.Do made, by class: throttle, transient
-//	tollgate_giveups_total{tenant,reason}       counter: calls retry.Do gave up on, by reason: permanent, attempts, elapsed, deadline, budget, canceled, other
+//	tollgate_retries_total{tenant,class}        counter: retries retry.Do made, by class: throttle, transient, refused
+//	tollgate_giveups_total{tenant,reason}       counter: calls retry.Do gave up on, by reason: permanent, attempts, elapsed, deadline, refused, budget, canceled, other
 //
 // The gauges follow the events: the pace as of the tenant's last reported
 // change (the learned rate's slow regrowth between cuts is reported in 10%

@@ -86,11 +86,11 @@ const numResults = int(transport.ResultRefused) + 1
 var sources = [...]adaptive.Source{adaptive.SourceNone, adaptive.SourceRule, adaptive.SourceHeaders, adaptive.SourceLearned}
 
 // retryClasses lists the classes the retries counter has a series for.
-var retryClasses = [...]retry.Class{retry.ClassThrottle, retry.ClassTransient}
+var retryClasses = [...]retry.Class{retry.ClassThrottle, retry.ClassTransient, retry.ClassRefused}
 
 // giveUpReasons lists the values of the giveups counter's reason label, as
 // retry.GiveUpEvent.ReasonName returns them.
-var giveUpReasons = [...]string{"permanent", "attempts", "elapsed", "deadline", "budget", "canceled", "other"}
+var giveUpReasons = [...]string{"permanent", "attempts", "elapsed", "deadline", "refused", "budget", "canceled", "other"}
 
 // tenant holds one tenant label's values.
 type tenant struct {

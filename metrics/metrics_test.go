@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/quota"
 	"github.com/tollgate-go/tollgate/retry"
@@ -251,6 +252,17 @@ func TestMetricsRetry(t *testing.T) {
 		if err := retry.Do(context.Background(), p, fails(invalid)); !errors.Is(err, retry.ErrPermanent) {
 			t.Fatalf("Do = %v, want permanent", err)
 		}
+		// The Transport's refusals: retried where the context has time
+		// for the wait, given up on where it has not.
+		refusal := &adaptive.WaitError{Wait: 5 * time.Second, Left: time.Second, Reason: "rate"}
+		if err := retry.Do(ctx, p, fails(refusal)); err != nil {
+			t.Fatalf("Do = %v, want success after the refusal's wait", err)
+		}
+		short, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if err := retry.Do(short, p, fails(refusal)); !errors.Is(err, retry.ErrRefused) {
+			t.Fatalf("Do = %v, want refused", err)
+		}
 
 		const want = `# HELP tollgate_retries_total Retries made by retry.Do, by the failed attempt's class.
 # TYPE tollgate_retries_total counter
@@ -258,6 +270,8 @@ tollgate_retries_total{class="throttle",tenant="acs"} 0
 tollgate_retries_total{class="throttle",tenant="acs:ecs:cn-hangzhou:123"} 2
 tollgate_retries_total{class="transient",tenant="acs"} 0
 tollgate_retries_total{class="transient",tenant="acs:ecs:cn-hangzhou:123"} 2
+tollgate_retries_total{class="refused",tenant="acs"} 0
+tollgate_retries_total{class="refused",tenant="acs:ecs:cn-hangzhou:123"} 1
 `
 		if err := testutil.CollectAndCompare(c, strings.NewReader(want), "tollgate_retries_total"); err != nil {
 			t.Error(err)
@@ -267,6 +281,7 @@ tollgate_retries_total{class="transient",tenant="acs:ecs:cn-hangzhou:123"} 2
 			"reason=attempts,tenant=acs:ecs:cn-hangzhou:123":  1,
 			"reason=permanent,tenant=acs:ecs:cn-hangzhou:123": 1,
 			"reason=budget,tenant=acs:ecs:cn-hangzhou:123":    0,
+			"reason=refused,tenant=acs:ecs:cn-hangzhou:123":   1,
 			"reason=permanent,tenant=acs":                     1,
 		} {
 			if got := giveups[ls]; got != want {

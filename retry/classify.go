@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -24,6 +25,7 @@ const (
 	ClassThrottle               // refused for quota reasons; retry after the throttle backoff or the hint
 	ClassTransient              // failed, a resend is safe and may succeed; retry after the backoff
 	ClassPermanent              // retrying cannot help, or a resend might not be safe
+	ClassRefused                // not sent: its wait for quota would pass its deadline; retry after the hint (that wait) if there is time
 )
 
 // String returns the class's name, e.g. "throttle".
@@ -37,12 +39,18 @@ func (c Class) String() string {
 		return "transient"
 	case ClassPermanent:
 		return "permanent"
+	case ClassRefused:
+		return "refused"
 	}
 	return "Class(" + strconv.Itoa(int(c)) + ")"
 }
 
-// Retryable reports whether the class calls for another attempt.
-func (c Class) Retryable() bool { return c == ClassThrottle || c == ClassTransient }
+// Retryable reports whether the class calls for another attempt. For
+// ClassRefused that is so only if the call's deadline leaves time for the
+// hint: Do gives up at once with ErrRefused when it does not.
+func (c Class) Retryable() bool {
+	return c == ClassThrottle || c == ClassTransient || c == ClassRefused
+}
 
 // Outcome is the verdict on one attempt: its class, and the server's hint of
 // how long to wait before the next attempt (0 if none). The hint is a floor
@@ -92,6 +100,10 @@ func Classify(resp *http.Response, err error, now time.Time) Outcome {
 // default rules, in order:
 //
 //   - no error and a status below 400: success;
+//   - a *adaptive.WaitError, as transport.Transport returns when a request's
+//     wait for quota would pass its deadline (errors.Is(err,
+//     transport.ErrDeadline)): refused, with the wait it needed as the
+//     hint. The request was not sent;
 //   - context.Canceled, context.DeadlineExceeded, and errors wrapped by
 //     Permanent: permanent;
 //   - error codes that no retry fixes: permanent. These are
@@ -159,6 +171,12 @@ func (p *Policy) classifyResponse(resp *http.Response, now time.Time) Outcome {
 }
 
 func (p *Policy) classifyError(err error, now time.Time) Outcome {
+	// Before the context's errors: a refusal is not one of them, and it
+	// comes while the context is still alive.
+	var we *adaptive.WaitError
+	if errors.As(err, &we) {
+		return Outcome{Class: ClassRefused, Hint: we.Wait}
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Outcome{Class: ClassPermanent}
 	}

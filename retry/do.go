@@ -13,6 +13,14 @@ import (
 // retry budget runs out; a nil p is the zero Policy. It returns nil on
 // success and a *GiveUpError otherwise.
 //
+// An attempt that transport.Transport refused to send, because its wait for
+// quota would pass its deadline (ClassRefused), is retried only if ctx
+// leaves time for that wait, which happens when op sets itself a shorter
+// deadline than ctx (or http.Client.Timeout does); the wait before the
+// retry is at least the one the Transport needed. Otherwise Do gives up at
+// once, without sleeping, with ErrRefused and that wait as GiveUpError.Wait:
+// give the call a longer deadline, or call again no sooner than that wait.
+//
 // op must make a new request on each call, for example by calling the SDK
 // operation again, so that each attempt is signed afresh. Never retry a
 // signed API call by resending the same *http.Request: the server refuses a
@@ -64,7 +72,12 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 			return v, nil
 		}
 		a.last = unwrapPermanent(err)
-		a.out = p.Classify(nil, err, time.Now())
+		now := time.Now()
+		a.out = p.Classify(nil, err, now)
+		if a.out.Class == ClassRefused && !a.fits(now, a.out.Hint) {
+			a.reason, a.wait = ErrRefused, a.out.Hint
+			return v, backoff.Permanent(a.last)
+		}
 		if !a.out.Class.Retryable() {
 			a.reason = ErrPermanent
 			if cerr := ctx.Err(); cerr != nil {
@@ -141,6 +154,14 @@ func (a *attempt) NextBackOff() time.Duration {
 		return backoff.Stop
 	}
 	return wait
+}
+
+// fits reports whether a wait of d from now ends before the context's
+// deadline. A wait of 0 or less does not fit: a refusal that needs none
+// would only come back at once.
+func (a *attempt) fits(now time.Time, d time.Duration) bool {
+	dl, ok := a.ctx.Deadline()
+	return d > 0 && (!ok || now.Add(d).Before(dl))
 }
 
 // Reset does nothing: an attempt is used for one Do call only.

@@ -10,18 +10,26 @@
 // (1 min by default) and never a reason to sleep past the policy's elapsed
 // limit or the context's deadline: when it would, Do gives up at once.
 //
+// An attempt that transport.Transport did not send, because its wait for
+// quota would pass the deadline (transport.ErrDeadline), is a refusal
+// (ClassRefused), not a failure: Do gives up at once with ErrRefused unless
+// the context leaves time for that wait (op set a shorter deadline of its
+// own), in which case it retries after it. The caller should then give the
+// call a longer deadline, or call again no sooner than GiveUpError.Wait.
+//
 // The operation given to Do must make a new request each time it is called,
 // for example by calling the SDK operation again, which signs the request
 // afresh. Never retry a signed API call by resending the same *http.Request:
 // Alibaba Cloud refuses a reused signature nonce (SignatureNonceUsed), and
 // other clouds reject stale timestamps.
 //
-// Classify tells throttles, transient failures and permanent failures apart,
-// from an *http.Response (through quota.Parse, which reads the body's error
-// code and hands the body back intact) or from an error. Errors are read
-// through small interfaces (ErrorCoder, StatusCoder, RetryAfterer,
-// HeaderCarrier), so SDK errors such as Alibaba Cloud's *errors.ServerError
-// are understood without this package importing any SDK.
+// Classify tells throttles, transient failures, refusals and permanent
+// failures apart, from an *http.Response (through quota.Parse, which reads
+// the body's error code and hands the body back intact) or from an error.
+// Errors are read through small interfaces (ErrorCoder, StatusCoder,
+// RetryAfterer, HeaderCarrier), so SDK errors such as Alibaba Cloud's
+// *errors.ServerError are understood without this package importing any
+// SDK.
 //
 // A Budget caps retries per tenant (quota.KeyFrom) at a share of the calls
 // made, so that a failing service sees little extra load.

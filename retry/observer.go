@@ -26,7 +26,7 @@ type RetryEvent struct {
 	Key     quota.Key     // the tenant, quota.KeyFrom(ctx); the zero Key if none
 	Attempt int           // the attempt that failed, 1 for the first; the retry about to be made has the same number
 	Wait    time.Duration // the wait before the retry
-	Class   Class         // the failed attempt's class: ClassThrottle or ClassTransient
+	Class   Class         // the failed attempt's class: ClassThrottle, ClassTransient or ClassRefused
 	Err     error         // the failed attempt's error; its text may quote credentials (see redact)
 }
 
@@ -35,7 +35,7 @@ type GiveUpEvent struct {
 	Key      quota.Key     // the tenant, quota.KeyFrom(ctx); the zero Key if none
 	Attempts int           // attempts made
 	Elapsed  time.Duration // from the first attempt to giving up
-	Wait     time.Duration // the wait that was refused (ErrElapsedExhausted, ErrDeadline), else 0
+	Wait     time.Duration // the wait that was refused (ErrElapsedExhausted, ErrDeadline) or needed (ErrRefused), else 0
 	Class    Class         // the last attempt's class; ClassSuccess if no attempt was made
 	Reason   error         // one of the Err* sentinels, or the context's error
 	Err      error         // the last attempt's error; nil if no attempt was made
@@ -43,7 +43,8 @@ type GiveUpEvent struct {
 
 // ReasonName returns a short, fixed name for ev.Reason, fit for a metric
 // label: "permanent", "attempts", "elapsed", "deadline" (ErrDeadline or
-// context.DeadlineExceeded), "budget", "canceled", or "other".
+// context.DeadlineExceeded), "refused" (ErrRefused), "budget", "canceled",
+// or "other".
 func (ev GiveUpEvent) ReasonName() string {
 	switch {
 	case errors.Is(ev.Reason, ErrPermanent):
@@ -54,6 +55,8 @@ func (ev GiveUpEvent) ReasonName() string {
 		return "elapsed"
 	case errors.Is(ev.Reason, ErrDeadline), errors.Is(ev.Reason, context.DeadlineExceeded):
 		return "deadline"
+	case errors.Is(ev.Reason, ErrRefused):
+		return "refused"
 	case errors.Is(ev.Reason, ErrBudgetExhausted):
 		return "budget"
 	case errors.Is(ev.Reason, context.Canceled):

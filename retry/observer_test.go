@@ -100,6 +100,7 @@ func TestGiveUpReasonName(t *testing.T) {
 		{ErrElapsedExhausted, "elapsed"},
 		{ErrDeadline, "deadline"},
 		{context.DeadlineExceeded, "deadline"},
+		{ErrRefused, "refused"},
 		{ErrBudgetExhausted, "budget"},
 		{context.Canceled, "canceled"},
 		{errors.New("what"), "other"},

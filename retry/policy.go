@@ -27,11 +27,12 @@ const (
 //
 //	max(Rand() × min(base × Multiplier^(n-1), MaxDelay), min(hint, MaxHint))
 //
-// where base is ThrottleBaseDelay after a throttle and BaseDelay after other
-// transient failures (full jitter, with the server's hint as a floor). It
-// gives up at once, without sleeping, when that wait would end past
-// MaxElapsed from the first attempt or at or past the context's deadline,
-// and when the tenant's Budget has no retry left.
+// where base is ThrottleBaseDelay after a throttle or a refusal and
+// BaseDelay after other transient failures (full jitter, with the server's
+// hint, or the wait a refusal needed, as a floor). It gives up at once,
+// without sleeping, when that wait would end past MaxElapsed from the first
+// attempt or at or past the context's deadline, when a refusal's own wait
+// would, and when the tenant's Budget has no retry left.
 //
 // The zero Policy uses the documented defaults: 5 attempts, backoff from
 // 100 ms (1 s for throttles) doubling to 20 s, full jitter from math/rand/v2,
@@ -47,7 +48,7 @@ type Policy struct {
 	// failure. 0 means DefaultBaseDelay (100 ms).
 	BaseDelay time.Duration
 	// ThrottleBaseDelay is the backoff before the first retry after a
-	// throttle. 0 means DefaultThrottleBaseDelay (1 s).
+	// throttle or a refusal (ClassRefused). 0 means DefaultThrottleBaseDelay (1 s).
 	ThrottleBaseDelay time.Duration
 	// MaxDelay caps the backoff (not the server's hint). 0 means
 	// DefaultMaxDelay (20 s).
@@ -118,7 +119,7 @@ func (p *Policy) maxAttempts() int {
 }
 
 func (p *Policy) baseDelay(c Class) time.Duration {
-	if c == ClassThrottle {
+	if c == ClassThrottle || c == ClassRefused {
 		if p == nil || p.ThrottleBaseDelay <= 0 {
 			return DefaultThrottleBaseDelay
 		}

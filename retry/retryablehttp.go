@@ -26,8 +26,11 @@ var (
 //
 // It stops with an error, which retryablehttp returns wrapped (%w) in its own,
 // when ctx is done (ctx.Err()), when the server's retry hint, capped at
-// MaxHint, would end at or past ctx's deadline (ErrDeadline), and when the
-// tenant's budget has no retry left (ErrBudgetExhausted). It stops without
+// MaxHint, would end at or past ctx's deadline (ErrDeadline), when the
+// Transport refused to send the request (ClassRefused: ErrRefused, wrapping
+// the refusal; Backoff cannot see the wait it needed, so it is not
+// retried), and when the tenant's budget has no retry left
+// (ErrBudgetExhausted). It stops without
 // an error, handing back the response or error as it is, on permanent
 // failures. MaxAttempts and MaxElapsed do not apply: retryablehttp's RetryMax
 // counts attempts. Each attempt counts as a call in the budget, so the share
@@ -45,6 +48,9 @@ func (p *Policy) CheckRetry(ctx context.Context, resp *http.Response, err error)
 		b.Deposit(key, now)
 	}
 	o := p.Classify(resp, err, now)
+	if o.Class == ClassRefused {
+		return false, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
 	if !o.Class.Retryable() {
 		return false, nil
 	}

@@ -52,7 +52,12 @@ var _ http.RoundTripper = (*Transport)(nil)
 // ErrDeadline is matched (errors.Is) by the error RoundTrip returns when the
 // request's deadline would pass before the tenant's quota allowed it to be
 // sent. The request was not sent. errors.As with *adaptive.WaitError gives
-// the wait that would have been needed.
+// the wait that would have been needed. Retrying at once within the same
+// deadline would be refused again: give the call a longer deadline, or send
+// it again no sooner than that wait. retry.Do classifies it as
+// retry.ClassRefused and gives up at once with retry.ErrRefused (both
+// sentinels match what it returns) unless its context has time for the
+// wait.
 var ErrDeadline = adaptive.ErrWouldExceedDeadline
 
 // New returns a Transport that sends through next (http.DefaultTransport if
