@@ -21,6 +21,9 @@ type WaitError struct {
 	Reason string        // what held the request back: "rate", "window", "pause" or "round trip"
 }
 
+// Error says how long the wait would have been, and why. Its text holds
+// durations and one of the fixed reasons only, nothing of the request, so
+// unlike the errors that quote a URL it needs no redacting.
 func (e *WaitError) Error() string {
 	if e.Reason == reasonRoundTrip {
 		return fmt.Sprintf("adaptive: %v left before the context deadline, less than a round trip (%v): the answer would come too late",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/tollgate-go/tollgate/internal/redact"
 )
 
 // Reasons for giving up. A *GiveUpError carries one of them, or the context's
@@ -45,7 +46,11 @@ type GiveUpError struct {
 	Reason error // one of the Err* sentinels above, or the context's error
 }
 
-// Error describes the reason and the last attempt's error.
+// Error describes the reason and the last attempt's error, with URL queries
+// and the values of AccessKeyId, Signature, SecurityToken and other
+// credentials replaced by "REDACTED": the last error is often net/http's
+// *url.Error, which quotes the whole signed URL. Unwrap still returns the
+// errors themselves, whose texts are not redacted.
 func (e *GiveUpError) Error() string {
 	s := fmt.Sprintf("%v after %d attempt(s) in %v", e.Reason, e.Attempts, e.Elapsed)
 	if e.Wait > 0 {
@@ -54,7 +59,7 @@ func (e *GiveUpError) Error() string {
 	if e.Last != nil {
 		s += ": " + e.Last.Error()
 	}
-	return s
+	return redact.String(s)
 }
 
 // Unwrap returns the last attempt's error and the reason.
