@@ -52,3 +52,19 @@ func ExampleConfig_rules() {
 	// acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances
 	// 20/s from the rule
 }
+
+// Errors from http.Client.Do quote the request's URL, and a signed request's
+// URL holds its AccessKeyId, Signature and SecurityToken. Pass any error
+// through RedactError before it reaches a log.
+func ExampleRedactError() {
+	cloud := fakecloud.New(fakecloud.Config{})
+	client := &http.Client{Transport: transport.New(cloud.RoundTripper(), transport.Config{})}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the call fails before it is sent
+	req, _ := fakecloud.NewRequest(ctx, "http://ecs.cn-hangzhou.aliyuncs.com", "LTAI5tEXAMPLE", "DescribeInstances")
+	if _, err := client.Do(req); err != nil {
+		fmt.Println(transport.RedactError(err))
+	}
+	// Output: Post "http://ecs.cn-hangzhou.aliyuncs.com/?REDACTED": context canceled
+}

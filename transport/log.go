@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
-	"github.com/tollgate-go/tollgate/internal/redact"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -49,7 +48,7 @@ const (
 // logObserver is the Observer behind Config.Logger.
 //
 // It never logs a request's URL or headers, and passes every error text
-// through redact.Error: the errors of the next RoundTripper are *url.Error,
+// through RedactError: the errors of the next RoundTripper are *url.Error,
 // whose text quotes the full URL with its AccessKeyId and Signature.
 type logObserver struct {
 	l *slog.Logger
@@ -183,12 +182,8 @@ func (o *logObserver) Limits(ev LimitsEvent) {
 func tenantAttr(k quota.Key) slog.Attr { return slog.String("tenant", k.String()) }
 
 // errorAttr is the "error" attribute: err's text with credentials removed
-// (redact.Error), never the raw text.
-func errorAttr(err error) slog.Attr { return slog.String("error", redactError(err)) }
-
-// redactError returns err's text fit for a log: URL queries and credential
-// values removed.
-func redactError(err error) string { return redact.Error(err) }
+// (RedactError), never the raw text.
+func errorAttr(err error) slog.Attr { return slog.String("error", RedactError(err)) }
 
 // joinObservers returns an Observer that tells each of obs in turn, skipping
 // nil ones, or nil if there are none.

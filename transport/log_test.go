@@ -178,16 +178,16 @@ func TestLogFailedRedacted(t *testing.T) {
 	}
 }
 
-func TestLogRedactError(t *testing.T) {
+func TestRedactError(t *testing.T) {
 	err := &url.Error{Op: "Get", URL: "https://ecs.aliyuncs.com/?AccessKeyId=LTAIx&Signature=abc%3D", Err: errors.New("EOF")}
-	if got, want := redactError(err), `Get "https://ecs.aliyuncs.com/?REDACTED": EOF`; got != want {
-		t.Errorf("redactError = %q, want %q", got, want)
+	if got, want := RedactError(err), `Get "https://ecs.aliyuncs.com/?REDACTED": EOF`; got != want {
+		t.Errorf("RedactError = %q, want %q", got, want)
 	}
-	if got := redactError(errors.New("Specified AccessKeyId=LTAIx is not found")); strings.Contains(got, "LTAIx") {
-		t.Errorf("redactError kept the AccessKeyId: %q", got)
+	if got := RedactError(errors.New("Specified AccessKeyId=LTAIx is not found")); strings.Contains(got, "LTAIx") {
+		t.Errorf("RedactError kept the AccessKeyId: %q", got)
 	}
-	if got := redactError(nil); got != "" {
-		t.Errorf("redactError(nil) = %q", got)
+	if got := RedactError(nil); got != "" {
+		t.Errorf("RedactError(nil) = %q", got)
 	}
 }
 
