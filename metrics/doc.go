@@ -36,7 +36,9 @@
 // acs:ecs:cn-hangzhou:ak-3f2a9c0d1e4b5a67:DescribeInstances. With
 // transport's default key function an AccessKeyId never appears there: an
 // account named in transport.Config.Accounts appears as that account id,
-// any other AccessKeyId only as the "ak-" hash the key already uses. A
+// any other AccessKeyId only as the "ak-" hash the key already uses, keyed
+// by transport.Config.Salt (random per process unless set, so set it for
+// labels that stay the same across restarts and replicas). A
 // custom transport.KeyFunc or quota.WithKey that puts an AccessKeyId into a
 // key would put it into the label too: don't.
 //

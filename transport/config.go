@@ -18,7 +18,7 @@ type Config struct {
 
 	// Accounts maps AccessKeyIds to the account that owns them, for the
 	// default Key. Nil means each AccessKeyId is its own account, known by a
-	// hash of it (the AccessKeyId itself never appears in a key).
+	// keyed hash of it (the AccessKeyId itself never appears in a key).
 	Accounts map[string]string
 
 	// Product names the product of requests to a host that is not an Alibaba
@@ -29,6 +29,13 @@ type Config struct {
 	// quota.DepthAPI: one limiter per account, product, region and API
 	// operation, as Alibaba Cloud counts its quotas.
 	Depth int
+
+	// Salt keys the hash that stands for an AccessKeyId missing from
+	// Accounts, for the default Key; keep it secret. Empty means a random
+	// salt per process: the "ak-" labels then change on restart and differ
+	// between processes, so processes whose metrics or stores must agree on
+	// tenants must all set the same Salt (see AlibabaKeys.Salt).
+	Salt []byte
 
 	// Rules gives tenants a starting quota before the server has said
 	// anything, matched by longest key prefix. Nil means no rules: a tenant

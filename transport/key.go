@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
-	"hash/fnv"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,9 +29,10 @@ type KeyFunc func(*http.Request) quota.Key
 // else from Product; the region from RegionId, else from the host.
 //
 // The AccessKeyId never appears in a key: the account is looked up in
-// Accounts, and an AccessKeyId missing there stands for itself through a short
-// hash ("ak-" and 16 hex digits). A request that names no AccessKeyId gets the
-// key acs:<product> of its host, so such requests share one tenant per host.
+// Accounts, and an AccessKeyId missing there stands for itself through a
+// keyed hash ("ak-" and 16 hex digits of its HMAC-SHA256 under Salt). A
+// request that names no AccessKeyId gets the key acs:<product> of its host,
+// so such requests share one tenant per host.
 type AlibabaKeys struct {
 	// Accounts maps AccessKeyIds to the account that owns them. Alibaba
 	// Cloud's quotas are per account, shared by all of its AccessKeys, so
@@ -46,7 +49,23 @@ type AlibabaKeys struct {
 	// operation, so one operation's throttles do not slow another's.
 	Depth int
 
-	hashes   sync.Map // AccessKeyId -> "ak-…"; bounded by hashCount
+	// Salt keys the hash that stands for an AccessKeyId missing from
+	// Accounts. Keep it secret: whoever knows it and holds a candidate
+	// AccessKeyId can tell which tenant, metric series or log line is that
+	// key's, as anyone could with an unkeyed hash.
+	//
+	// Empty means a salt drawn at random once per process. That keeps the
+	// AccessKeyIds unlinkable without any setup, but the labels then change
+	// when the process restarts and differ between processes: several
+	// processes whose metrics or stores must agree on a tenant (replicas
+	// summed by tenant in Prometheus, a store shared between them) must all
+	// set the same Salt, or name every AccessKeyId's account in Accounts,
+	// which needs no hash. A fixed built-in salt was not chosen as the
+	// default: it would give stable labels but no secrecy, since it is in
+	// this source.
+	Salt []byte
+
+	hashes   sync.Map // AccessKeyId -> "ak-…"; bounded by maxHashCache
 	hashSize atomic.Int32
 }
 
@@ -98,6 +117,17 @@ func (a *AlibabaKeys) keyOf(host, akid, region, action string) quota.Key {
 	return k.Prefix(depth)
 }
 
+// processSalt is the Salt of every AlibabaKeys that sets none: 32 random
+// bytes drawn once per process.
+var processSalt = sync.OnceValue(func() []byte {
+	salt := make([]byte, 32)
+	rand.Read(salt) // never fails (crypto/rand.Read crashes the program instead)
+	return salt
+})
+
+// account returns the account of akid: its entry in Accounts, else its
+// keyed hash, which is remembered (up to maxHashCache AccessKeyIds) so that
+// a known AccessKeyId costs no allocation.
 func (a *AlibabaKeys) account(akid string) string {
 	if acct, ok := a.Accounts[akid]; ok && keyField(acct) {
 		return acct
@@ -105,10 +135,14 @@ func (a *AlibabaKeys) account(akid string) string {
 	if v, ok := a.hashes.Load(akid); ok {
 		return v.(string)
 	}
-	h := fnv.New64a()
+	salt := a.Salt
+	if len(salt) == 0 {
+		salt = processSalt()
+	}
+	h := hmac.New(sha256.New, salt)
 	h.Write([]byte(akid))
-	var sum [8]byte
-	acct := "ak-" + hex.EncodeToString(h.Sum(sum[:0]))
+	var sum [sha256.Size]byte
+	acct := "ak-" + hex.EncodeToString(h.Sum(sum[:0])[:8])
 	if a.hashSize.Load() < maxHashCache {
 		if _, loaded := a.hashes.LoadOrStore(strings.Clone(akid), acct); !loaded {
 			a.hashSize.Add(1)

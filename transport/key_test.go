@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"encoding/hex"
+	"hash/fnv"
 	"net/http"
 	"strings"
 	"testing"
@@ -136,5 +138,58 @@ func TestRPCParams(t *testing.T) {
 		if akid != tt.akid || region != tt.region || action != tt.action {
 			t.Errorf("rpcParams(%q) = %q, %q, %q; want %q, %q, %q", tt.query, akid, region, action, tt.akid, tt.region, tt.action)
 		}
+	}
+}
+
+// fnvAccount is the label the unkeyed FNV-64a hash gave an AccessKeyId:
+// anyone holding a candidate AccessKeyId could compute it and link the key
+// to a tenant's series.
+func fnvAccount(akid string) string {
+	h := fnv.New64a()
+	h.Write([]byte(akid))
+	return "ak-" + hex.EncodeToString(h.Sum(nil))
+}
+
+// TestAlibabaKeysSalt checks the keyed hash behind "ak-" labels: one salt
+// gives one label in every process (a fixed value here), two salts give two,
+// no salt gives a label that is stable in the process, and none of them is
+// the unkeyed hash anyone could compute from a candidate AccessKeyId.
+func TestAlibabaKeysSalt(t *testing.T) {
+	const akid = "LTAI5tSALTEDKEY"
+	one, two := []byte("salt one"), []byte("salt two")
+	a := (&AlibabaKeys{Salt: one}).account(akid)
+	if want := "ak-c9479f776b411a12"; a != want {
+		t.Errorf("account with salt %q = %s, want %s in every process", one, a, want)
+	}
+	if again := (&AlibabaKeys{Salt: one}).account(akid); again != a {
+		t.Errorf("two AlibabaKeys with one salt gave %s and %s", a, again)
+	}
+	if b := (&AlibabaKeys{Salt: two}).account(akid); b == a {
+		t.Errorf("salts %q and %q gave the same account %s", one, two, a)
+	}
+	unsalted := (&AlibabaKeys{}).account(akid)
+	if again := (&AlibabaKeys{Salt: []byte{}}).account(akid); again != unsalted {
+		t.Errorf("no salt gave %s and %s in one process", unsalted, again)
+	}
+	for _, got := range []string{a, unsalted} {
+		if got == fnvAccount(akid) {
+			t.Errorf("account %s is the unkeyed FNV-64a of the AccessKeyId", got)
+		}
+		if strings.Contains(got, akid) || !strings.HasPrefix(got, "ak-") || len(got) != 19 {
+			t.Errorf("account = %q, want ak- and 16 hex digits, no AccessKeyId", got)
+		}
+	}
+}
+
+// TestConfigSalt checks that Config.Salt reaches the default key function.
+func TestConfigSalt(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodPost, "http://ecs.cn-hangzhou.aliyuncs.com/?AccessKeyId=LTAI5tSALTEDKEY&Action=DescribeInstances&RegionId=cn-hangzhou", nil)
+	salt := []byte("salt one")
+	got := New(nil, Config{Salt: salt}).Key(req)
+	if want := (&AlibabaKeys{Salt: salt}).Key(req); got != want {
+		t.Errorf("Key = %s, want %s", got, want)
+	}
+	if strings.Contains(got.String(), "LTAI5tSALTEDKEY") {
+		t.Errorf("Key %s holds the AccessKeyId", got)
 	}
 }

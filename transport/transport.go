@@ -71,7 +71,7 @@ func (t *Transport) init() {
 	t.once.Do(func() {
 		t.keyFn = t.cfg.Key
 		if t.keyFn == nil {
-			t.alibaba = &AlibabaKeys{Accounts: t.cfg.Accounts, Product: t.cfg.Product, Depth: t.cfg.Depth}
+			t.alibaba = &AlibabaKeys{Accounts: t.cfg.Accounts, Product: t.cfg.Product, Depth: t.cfg.Depth, Salt: t.cfg.Salt}
 			t.keyFn = t.alibaba.Key
 			t.tenants = newTenantCache()
 		}
