@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -16,15 +17,45 @@ import (
 // its report: no failed call, the quota used, no nonce reused, and the
 // AccessKeyId nowhere in the output. It runs the default settings over
 // several seeds of the fake gateway's latency jitter.
+//
+// REGRESSION FLOORS, moved by the learner's model (issue #20), which
+// measures windows again after each change, at a few throttles each. Over
+// 96 seeds with -race before issue #15's changes: settled goodput 78-100%
+// (median 98%), whole run 78-99% (median 94.6%), 5 seeds of 96 below 90%
+// settled; after them, the same medians (98%, 94.4%), 7 below 90%, and a
+// tail down to 59% settled / 64% whole in about 1 seed of 40. The tail is
+// a whole second with no request sent while the learner measures (a run of
+// 15 s against a quota that steps down and up), seen as often before the
+// changes (2 and 3 such seeds in 60) under the race detector's scheduling.
+// So the median of 8 seeds holds the floors that catch a regression (it
+// fails by chance only if 4 seeds of 8 fall in the tail, about 1 run in
+// 500), and each seed only a loose one.
 func TestDemo(t *testing.T) {
-	for seed := range uint64(4) {
+	var settled, whole []float64
+	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { testDemo(t, seed) })
+			synctest.Test(t, func(t *testing.T) {
+				r := testDemo(t, seed)
+				settled, whole = append(settled, r.settled.goodput()), append(whole, r.goodput)
+			})
 		})
+	}
+	if g := median(settled); g < 0.90 {
+		t.Errorf("median settled goodput %.1f%% of the quota over the seeds, want ≥ 90%%", 100*g)
+	}
+	if g := median(whole); g < 0.85 {
+		t.Errorf("median goodput %.1f%% of the quota over the whole run, over the seeds, want ≥ 85%%", 100*g)
 	}
 }
 
-func testDemo(t *testing.T, seed uint64) {
+// median returns the median of xs, the lower middle for an even count.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func testDemo(t *testing.T, seed uint64) *result {
 	o := options{duration: 15 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, seed: seed}
 	var out bytes.Buffer
 	r, err := runOnce(t.Context(), o, true, &out)
@@ -36,20 +67,16 @@ func testDemo(t *testing.T, seed uint64) {
 	if r.failed != 0 {
 		t.Errorf("%d calls failed, want 0: %v", r.failed, r.firstErr)
 	}
-	// Settled (2 s after the start and after each change of the quota).
-	// REGRESSION FLOORS, moved by the learner's model (issue #20), which
-	// measures windows again after each change, at a few throttles each:
-	// over 8 runs, 91-100% settled goodput, 3-16% throttled, and 87-96% of
-	// the quota over the whole run with 12-16% of requests throttled (up to
-	// 21% with -race, which orders the goroutines otherwise).
-	if g := r.settled.goodput(); g < 0.85 {
-		t.Errorf("settled goodput %.1f%% of the quota, want ≥ 85%%", 100*g)
+	// Settled (2 s after the start and after each change of the quota);
+	// each seed's loose floor (see TestDemo).
+	if g := r.settled.goodput(); g < 0.50 {
+		t.Errorf("settled goodput %.1f%% of the quota, want ≥ 50%%", 100*g)
 	}
 	if th := r.settled.throttledShare(); th > 0.25 {
 		t.Errorf("settled: %.1f%% of requests throttled, want ≤ 25%%", 100*th)
 	}
-	if r.goodput < 0.80 {
-		t.Errorf("goodput %.1f%% of the quota over the whole run, want ≥ 80%%", 100*r.goodput)
+	if r.goodput < 0.55 {
+		t.Errorf("goodput %.1f%% of the quota over the whole run, want ≥ 55%%", 100*r.goodput)
 	}
 	if share := float64(r.throttles) / float64(r.requests); share > 0.25 {
 		t.Errorf("%.1f%% of requests throttled over the whole run, want ≤ 25%%", 100*share)
@@ -60,6 +87,7 @@ func testDemo(t *testing.T, seed uint64) {
 	if strings.Contains(out.String(), fakeAKID) {
 		t.Error("the output holds the AccessKeyId")
 	}
+	return r
 }
 
 // TestDemoCompare checks that -compare shows the plain SDK failing where
