@@ -292,7 +292,7 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 				} else {
 					_, err = describe(client)
 				}
-				if err != nil && (runCtx.Err() != nil || errors.Is(err, retry.ErrDeadline)) {
+				if err != nil && (runCtx.Err() != nil || errors.Is(err, retry.ErrDeadline) || errors.Is(err, retry.ErrRefused)) {
 					return // cut short by the end of the run
 				}
 				mu.Lock()

@@ -123,8 +123,9 @@ func failureReason(err error) string {
 		{retry.ErrBudgetExhausted, "retry budget"},
 		{retry.ErrAttemptsExhausted, "attempts"},
 		{retry.ErrElapsedExhausted, "elapsed"},
+		{retry.ErrRefused, "refused"},
 		{retry.ErrDeadline, "deadline"},
-		{transport.ErrDeadline, "deadline"},
+		{transport.ErrDeadline, "refused"},
 		{retry.ErrPermanent, "permanent"},
 	} {
 		if errors.Is(err, e.err) {
