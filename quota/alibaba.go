@@ -89,7 +89,7 @@ func alibabaReading(vs []string, now time.Time, maxHint, horizon time.Duration) 
 	case set[aliTimeLeft]:
 		if d, ok := val[aliTimeLeft].dur(time.Millisecond); ok {
 			r.known |= FieldReset
-			r.reset, r.far = clampTime(now.Add(d), now, maxHint), d > horizon
+			r.reset, r.far = clampReset(now.Add(d), now, maxHint, horizon)
 			r.slack = time.Millisecond
 		} else {
 			bad = true

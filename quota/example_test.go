@@ -96,3 +96,53 @@ func ExampleParse_ietfFields() {
 	// limit: 3000 per 1m0s, remaining: 2000 policy: minute malformed: false
 	// no limit, remaining: 2000 policy: minute malformed: true
 }
+
+// ParseDeferred is Parse for a RoundTripper that must not wait for an error
+// body: the Observation, error code included, comes once the caller has
+// read the body, which it gets whole.
+func ExampleParser_ParseDeferred() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	body := `{"RequestId":"6C3B5E6A","Code":"Throttling.User","Message":"Request was denied due to user flow control."}`
+	resp := &http.Response{
+		StatusCode: http.StatusBadRequest,
+		Header:     http.Header{"Content-Type": {"application/json;charset=utf-8"}},
+		Body:       io.NopCloser(strings.NewReader(body)),
+	}
+
+	var p quota.Parser
+	p.ParseDeferred(resp, now, func(o quota.Observation) {
+		fmt.Println("observed: throttled:", o.Throttled, "code:", o.Code)
+	})
+	fmt.Println("returned")
+	b, _ := io.ReadAll(resp.Body) // as the SDK would
+	resp.Body.Close()
+	fmt.Println("body intact:", string(b) == body)
+	// Output:
+	// returned
+	// observed: throttled: true code: Throttling.User
+	// body intact: true
+}
+
+// A quota whose window is longer than the parser's Horizon (1 min by
+// default) is a budget, not a pace: of the IETF draft's two policies the
+// per-second one paces, and the daily one stops the tenant only once it is
+// spent, until its reset capped at MaxHint (1 min).
+func ExampleParser_horizon() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	var p quota.Parser
+	for _, budget := range []string{`"burst";r=99;t=1, "daily";r=999;t=86399`, `"burst";r=99;t=1, "daily";r=0;t=86399`} {
+		h := http.Header{
+			"Ratelimit-Policy": {`"burst";q=100;w=1, "daily";q=1000;w=86400`},
+			"Ratelimit":        {budget},
+		}
+		o := p.ParseParts(http.StatusOK, h, nil, now)
+		pause := "no pause"
+		if at := o.RetryAt(); !at.IsZero() {
+			pause = fmt.Sprint("pause until now + ", at.Sub(now))
+		}
+		fmt.Printf("pace %d per %v; %s: %d left, %s\n", o.Limit, o.Window, o.QuotaID, o.Remaining, pause)
+	}
+	// Output:
+	// pace 100 per 1s; burst: 99 left, no pause
+	// pace 100 per 1s; daily: 0 left, pause until now + 1m0s
+}

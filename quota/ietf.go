@@ -13,7 +13,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 		if ok {
 			if dd, good := d.dur(time.Second); good {
 				r.known |= FieldReset
-				r.reset, r.far = clampTime(now.Add(dd), now, maxHint), dd > horizon
+				r.reset, r.far = clampReset(now.Add(dd), now, maxHint, horizon)
 				r.slack = secondsSlack(d)
 			} else {
 				b = true
@@ -47,8 +47,9 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 // is a spent one (r=0) if any, else the lowest spendable rate r/t among
 // those whose reset is within the horizon, else among the others (see
 // pick). So "burst";q=100;w=1 paces and "daily";q=1000;w=86400 stops the
-// tenant only once its budget is spent. The name of the budget's policy, else of the limit's, becomes
-// the QuotaID unless X-RateLimit-Quota-ID set one.
+// tenant only once its budget is spent. The name of the budget's policy,
+// else of the limit's, becomes the QuotaID unless X-RateLimit-Quota-ID set
+// one.
 func parseIETFFields(o *Observation, policy, budget []string, now time.Time, maxHint, horizon time.Duration) {
 	o.Sources |= SourceIETFFields
 	lim, limName, others, badLim := policies(policy, horizon)
@@ -222,8 +223,8 @@ func (m *sfMember) budget(now time.Time, maxHint, horizon time.Duration) (readin
 		if !ok {
 			return r, false
 		}
-		r.known, r.reset = r.known|FieldReset, clampTime(now.Add(d), now, maxHint)
-		r.slack, r.far = time.Second, d > horizon
+		r.known, r.slack = r.known|FieldReset, time.Second
+		r.reset, r.far = clampReset(now.Add(d), now, maxHint, horizon)
 	}
 	return r, true
 }

@@ -120,10 +120,11 @@ func pick(a, b reading, now time.Time) reading {
 
 // merge folds one family's reading into o. Families describe the same quota,
 // so when they disagree the more restrictive value wins field by field: the
-// smallest limit among those whose window is within the horizon (keeping
-// its window, or borrowing the other's, if within the horizon, when it has
-// none; see pacesBefore),
-// the smallest remaining and the latest reset.
+// smallest limit, one whose window is within the horizon first (see
+// pacesBefore), keeping its window or, when it has none, borrowing the
+// other's if that is within the horizon; the smallest remaining and the
+// latest reset. A budget that resets beyond the horizon with some of it
+// left gives its remaining but not its reset (see Parser.Horizon).
 func (o *Observation) merge(r reading, horizon time.Duration) {
 	if r.far && r.known&FieldRemaining != 0 && r.remaining > 0 {
 		// A budget that resets beyond the horizon and is not spent is one

@@ -167,7 +167,14 @@ func resetAt(d decimal, now time.Time, maxHint, horizon time.Duration) (t time.T
 	default:
 		t = time.UnixMilli(d.whole).Add(time.Duration(d.frac / 1e6))
 	}
-	return clampTime(t, now, maxHint), t.Sub(now) > horizon, true
+	t, far = clampReset(t, now, maxHint, horizon)
+	return t, far, true
+}
+
+// clampReset is clampTime for a reset time t; far reports that t lay
+// beyond now+horizon before the clamp.
+func clampReset(t, now time.Time, maxHint, horizon time.Duration) (reset time.Time, far bool) {
+	return clampTime(t, now, maxHint), t.Sub(now) > horizon
 }
 
 // resetSlack returns how much earlier than resetAt(d, now, …) the real

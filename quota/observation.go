@@ -36,8 +36,9 @@ const (
 // "not said", not "exhausted".
 //
 // When several families disagree, Observation holds the most restrictive
-// reading: the smallest limit and remaining, the latest reset, the longest
-// retry hint.
+// reading: the smallest limit (of those whose window is within the parser's
+// Horizon, if any is), the smallest remaining, the latest reset, the
+// longest retry hint.
 type Observation struct {
 	At     time.Time // when the answer was observed (the now given to Parse)
 	Status int       // HTTP status code

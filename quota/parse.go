@@ -86,9 +86,10 @@ func (p *Parser) Parse(resp *http.Response, now time.Time) (o Observation) {
 //     field that does not parse is ignored whole).
 //
 // Header names are matched ignoring case. Families that disagree are merged
-// into the most restrictive reading (see Observation). Malformed values are
-// ignored and reported in Observation.Malformed, durations are capped at
-// MaxHint and counts at MaxCount.
+// into the most restrictive reading (see Observation); a quota whose window
+// is longer than Horizon is a budget, not a pace (see Parser.Horizon).
+// Malformed values are ignored and reported in Observation.Malformed,
+// durations are capped at MaxHint and counts at MaxCount.
 //
 // The answer is a throttle (Observation.Throttled) if the status is 429, if
 // the body's code is a throttle code, or if it is a 403 that says the quota
@@ -115,6 +116,7 @@ func (p *Parser) parseHead(o *Observation, status int, h http.Header, now time.T
 	for k := range h {
 		if headerID(k) != hNone {
 			parseHeaders(o, h, now, p.maxHint(), p.horizon())
+			p.beyondHorizon(o)
 			break
 		}
 	}
@@ -134,7 +136,6 @@ func (p *Parser) parseBody(o *Observation, body []byte) {
 		}
 	}
 	p.classify(o)
-	p.beyondHorizon(o)
 }
 
 // beyondHorizon leaves out of o a limit over a window longer than the
