@@ -48,7 +48,8 @@ type Policy struct {
 	// failure. 0 means DefaultBaseDelay (100 ms).
 	BaseDelay time.Duration
 	// ThrottleBaseDelay is the backoff before the first retry after a
-	// throttle or a refusal (ClassRefused). 0 means DefaultThrottleBaseDelay (1 s).
+	// throttle or a refusal (ClassRefused). 0 means
+	// DefaultThrottleBaseDelay (1 s).
 	ThrottleBaseDelay time.Duration
 	// MaxDelay caps the backoff (not the server's hint). 0 means
 	// DefaultMaxDelay (20 s).

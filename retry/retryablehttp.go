@@ -30,9 +30,8 @@ var (
 // Transport refused to send the request (ClassRefused: ErrRefused, wrapping
 // the refusal; Backoff cannot see the wait it needed, so it is not
 // retried), and when the tenant's budget has no retry left
-// (ErrBudgetExhausted). It stops without
-// an error, handing back the response or error as it is, on permanent
-// failures. MaxAttempts and MaxElapsed do not apply: retryablehttp's RetryMax
+// (ErrBudgetExhausted). It stops without an error, handing back the
+// response or error as it is, on permanent failures. MaxAttempts and MaxElapsed do not apply: retryablehttp's RetryMax
 // counts attempts. Each attempt counts as a call in the budget, so the share
 // of retries is a little above the Ratio of logical calls (at most Ratio/(1-Ratio)).
 //

@@ -30,34 +30,25 @@ import (
 // body, as net/http asks; an error body closed unread teaches only what
 // its status and headers say.
 //
-// Never sending a request twice takes care under net/http's Transport (the
-// default next RoundTripper), which itself resends a GET, HEAD, OPTIONS or
-// TRACE request, or one with an Idempotency-Key header, when the reused
-// keep-alive connection it went on breaks before the answer, although the
-// server may have taken it; the server then sees the signature nonce twice,
-// and the caller may get the refusal of the second copy for a call whose
-// first copy was done. So a request that carries a signature nonce
+// Never sending twice includes net/http's own resends: its Transport (the
+// default next RoundTripper) sends a GET, HEAD, OPTIONS or TRACE again when
+// the reused keep-alive connection it went on breaks before the answer,
+// although the server may have taken it, and the server then sees the
+// signature nonce twice. So a request that carries a signature nonce
 // (SignatureNonce in the query, or an x-acs-signature-nonce header) and that
 // net/http could resend is handed on as a shallow copy with an empty,
-// non-nil Body and no GetBody, which net/http never resends: the caller gets
-// the broken connection's error, and retry.Do calls the SDK again, which
-// signs a new request. What that costs such a request: one allocation here,
-// and in net/http a goroutine and a timer that read the empty body once
-// before the request is written as it would have been (no body, no chunked
-// encoding, the connection kept alive; over HTTP/2 the headers are followed
-// by an empty DATA frame, so the server sees an empty body of unknown
-// length). It also gives up the resends net/http makes of requests the
-// server did not take: over HTTP/1 after a write that put nothing on the
-// wire; over HTTP/2 after a GOAWAY that excludes the stream or a
-// REFUSED_STREAM (RFC 9113 says the server did not process either) and
-// after a PROTOCOL_ERROR reset (the server refused the stream as
-// malformed). Those errors now reach the caller's retry too. Requests
-// without a nonce, and requests net/http never resends (a POST without an
-// Idempotency-Key, as the v1 SDK sends RPC calls), are handed on as they
-// are, for the cost of a look at the method and headers. A bodiless POST,
-// PUT, PATCH or TRACE with a nonce and an Idempotency-Key is handed on as it
-// is too, since net/http would send an empty body chunked: net/http may
-// resend that one.
+// non-nil Body and no GetBody, which net/http does not resend: the caller
+// gets the broken connection's error, and retry.Do calls the SDK again,
+// which signs anew. Such a request costs one allocation here and, in
+// net/http, a goroutine that reads the empty body once; it is written as
+// before, with no body and its connection kept alive (over HTTP/2 an empty
+// DATA frame follows the headers). It gives up the resends net/http makes
+// of requests the server did not take (over HTTP/1 after nothing was
+// written, over HTTP/2 after a GOAWAY or REFUSED_STREAM): those errors reach
+// the caller's retry instead. Requests without a nonce, and those net/http
+// never resends (a POST, as the v1 SDK sends RPC calls), are handed on as
+// they are. A bodiless POST, PUT, PATCH or TRACE with a nonce and an
+// Idempotency-Key is handed on as it is too, and net/http may resend it.
 //
 // Retrying belongs above the signer: see package retry.
 //
