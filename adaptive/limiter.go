@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 	"github.com/tollgate-go/tollgate/window"
 )
@@ -35,8 +36,9 @@ import (
 // so it starts in slow start and learns the quota. Limiter is safe for
 // concurrent use and must not be copied after first use.
 type Limiter struct {
-	p    *params    // nil means defaultParams
-	rule quota.Rule // the static starting point
+	p    *params          // nil means defaultParams
+	rule quota.Rule       // the static starting point
+	brk  *breaker.Breaker // the tenant's circuit breaker; nil if none
 
 	b        bucket
 	g        gate
@@ -86,6 +88,13 @@ func (l *Limiter) params() *params {
 	}
 	return l.p
 }
+
+// Breaker returns the tenant's circuit breaker, made by the Registry's
+// RegistryConfig.Breaker with the Limiter; nil if there is none (a nil
+// *breaker.Breaker lets every request go). The Limiter itself never asks
+// it: its user (transport.Transport) asks both, the breaker last, right
+// before sending.
+func (l *Limiter) Breaker() *breaker.Breaker { return l.brk }
 
 // Allow is AllowAt(time.Now()).
 func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -40,6 +41,11 @@ type RegistryConfig struct {
 	// Sweep). A tenant with requests in flight is never evicted for
 	// idleness. Zero means 10 min.
 	IdleTTL time.Duration
+
+	// Breaker, if set, makes each new tenant's circuit breaker, which
+	// lives and is evicted with its Limiter (see Limiter.Breaker). Nil
+	// means no tenant has one.
+	Breaker func(quota.Key) *breaker.Breaker
 }
 
 const shardCount = 64
@@ -63,6 +69,7 @@ type Registry struct {
 	rule   quota.Rule
 	max    int64
 	idle   int64
+	brk    func(quota.Key) *breaker.Breaker
 	seed   maphash.Seed
 	n      atomic.Int64
 	shards [shardCount]shard
@@ -81,6 +88,7 @@ func NewRegistry(cfg RegistryConfig) *Registry {
 		p:     cfg.Limiter.params(),
 		rule:  cfg.Limiter.Rule,
 		idle:  int64(cfg.IdleTTL),
+		brk:   cfg.Breaker,
 		seed:  maphash.MakeSeed(),
 	}
 	r.max = int64(cfg.MaxTenants)
@@ -164,6 +172,9 @@ func (r *Registry) create(s *shard, k quota.Key, ns int64) *Limiter {
 		rule = rr
 	}
 	l := newWithParams(r.p, rule)
+	if r.brk != nil {
+		l.brk = r.brk(k)
+	}
 	l.used.Store(ns)
 	s.m[k] = l
 	r.n.Add(1)

@@ -2,6 +2,8 @@ package adaptive
 
 import (
 	"time"
+
+	"github.com/tollgate-go/tollgate/breaker"
 )
 
 // Source says where a Limiter's current limit came from.
@@ -43,6 +45,12 @@ type Snapshot struct {
 	InFlight   int64         // tickets neither done nor cancelled
 	Source     Source        // where Rate came from
 
+	// Breaker is the state of the tenant's circuit breaker (closed if it
+	// has none; see Limiter.Breaker), and BreakerUntil, if it is open,
+	// when it lets a probe through.
+	Breaker      breaker.State
+	BreakerUntil time.Time
+
 	// The learner's estimate of a server that does not say its limit
 	// (see the package doc): L̂ requests per Ŵ, with Ŵ bounded in
 	// (WindowLow, WindowHigh].
@@ -66,6 +74,7 @@ func (l *Limiter) Snapshot() Snapshot {
 	}
 	sn.Probing = l.g.probe.Load() != 0
 	sn.InFlight = l.inflight.Load()
+	sn.Breaker, sn.BreakerUntil = l.brk.State(), l.brk.OpenUntil()
 	l.mu.Lock()
 	s := &l.s
 	sn.Remaining = -1

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -55,6 +56,14 @@ type Config struct {
 	// IdleTTL is how long a tenant may go unused before it is evicted. Zero
 	// means adaptive's default.
 	IdleTTL time.Duration
+
+	// Breaker, if set, gives each tenant a circuit breaker set up by it
+	// (see package breaker; zero fields mean its defaults): when the
+	// tenant's service fails (5xx, ServiceUnavailable, no answer) at the
+	// breaker's rate, RoundTrip refuses at once with an error matching
+	// ErrCircuitOpen, until one probe finds the service back. Throttles
+	// never open it. Nil means no breaker, at no cost.
+	Breaker *breaker.Config
 
 	// Parser reads the answers. Nil means a zero quota.Parser: hints capped at
 	// one minute, error bodies peeked at up to 64 KiB.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -33,6 +34,9 @@ import (
 //     context was cancelled.
 //   - msgFailed (Debug): the next RoundTripper failed; the caller gets the
 //     error too.
+//   - msgBreaker (Warn): a tenant's circuit breaker changed state (opened,
+//     let a probe through, closed), one record per change; the requests it
+//     refuses are not logged.
 //
 // Allowed and waited requests are never logged.
 const (
@@ -43,6 +47,7 @@ const (
 	msgThrottle  = "tollgate: throttle answer"
 	msgRefused   = "tollgate: request refused"
 	msgFailed    = "tollgate: request failed"
+	msgBreaker   = "tollgate: circuit breaker"
 )
 
 // logObserver is the Observer behind Config.Logger.
@@ -179,6 +184,26 @@ func (o *logObserver) Limits(ev LimitsEvent) {
 	o.l.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
+// Breaker logs one record per change of a tenant's circuit breaker, at
+// Warn.
+func (o *logObserver) Breaker(ev BreakerEvent) {
+	if !o.enabled(slog.LevelWarn) {
+		return
+	}
+	attrs := []slog.Attr{
+		tenantAttr(ev.Key),
+		slog.String("state", ev.To.String()),
+		slog.String("prev_state", ev.From.String()),
+	}
+	if ev.To == breaker.StateOpen {
+		attrs = append(attrs, slog.Duration("probe_in", ev.Until.Sub(ev.At)))
+	}
+	if ev.Answers > 0 {
+		attrs = append(attrs, slog.Int("failures", ev.Failures), slog.Int("answers", ev.Answers))
+	}
+	o.l.LogAttrs(context.Background(), slog.LevelWarn, msgBreaker, attrs...)
+}
+
 func tenantAttr(k quota.Key) slog.Attr { return slog.String("tenant", k.String()) }
 
 // errorAttr is the "error" attribute: err's text with credentials removed
@@ -214,5 +239,13 @@ func (m multiObserver) Request(ev RequestEvent) {
 func (m multiObserver) Limits(ev LimitsEvent) {
 	for _, o := range m {
 		o.Limits(ev)
+	}
+}
+
+func (m multiObserver) Breaker(ev BreakerEvent) {
+	for _, o := range m {
+		if bo, ok := o.(BreakerObserver); ok {
+			bo.Breaker(ev)
+		}
 	}
 }

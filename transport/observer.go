@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -31,6 +32,7 @@ const (
 	ResultThrottled                   // sent, and the server answered with a throttle
 	ResultFailed                      // sent, and no answer came (the next RoundTripper failed)
 	ResultRefused                     // never sent: the wait would pass the deadline, or the context ended
+	ResultOpen                        // never sent: the tenant's circuit breaker is open (ErrCircuitOpen)
 )
 
 // String returns the result's name, e.g. "throttled": the value of the
@@ -47,6 +49,8 @@ func (r Result) String() string {
 		return "failed"
 	case ResultRefused:
 		return "refused"
+	case ResultOpen:
+		return "open"
 	}
 	return "unknown"
 }
@@ -59,7 +63,24 @@ type RequestEvent struct {
 	// Answer is what the server's answer said; its Status is 0 when there
 	// was no answer.
 	Answer quota.Observation
-	Err    error // for ResultFailed and ResultRefused
+	Err    error // for ResultFailed, ResultRefused and ResultOpen
+}
+
+// BreakerObserver is an Observer that is also told of the changes of
+// tenants' circuit breakers (Config.Breaker). An Observer that does not
+// implement it is not.
+type BreakerObserver interface {
+	Observer
+	// Breaker is called once per change of a tenant's breaker, in order,
+	// on the goroutine of the request that caused it (or found it due),
+	// with no lock held.
+	Breaker(BreakerEvent)
+}
+
+// BreakerEvent describes a change of a tenant's circuit breaker.
+type BreakerEvent struct {
+	Key quota.Key
+	breaker.Change
 }
 
 // LimitsEvent describes a change of a tenant's limits caused by an answer.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -65,6 +66,7 @@ type Transport struct {
 	limits   *adaptive.Registry
 	parser   *quota.Parser
 	observer Observer // nil: nothing observes
+	full     bool     // an Observer or breakers: RoundTrip takes fullRoundTrip
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -79,6 +81,24 @@ var _ http.RoundTripper = (*Transport)(nil)
 // sentinels match what it returns) unless its context has time for the
 // wait.
 var ErrDeadline = adaptive.ErrWouldExceedDeadline
+
+// ErrCircuitOpen is matched (errors.Is) by the error RoundTrip returns when
+// the tenant's circuit breaker (Config.Breaker) is open, or half-open with
+// its probe in flight. The request was not sent. errors.As with
+// *breaker.OpenError gives how long until a request may go again.
+// retry.Do classifies it as transient, with that time as the least wait
+// before the next attempt, and counts the retry against its budget.
+var ErrCircuitOpen = breaker.ErrOpen
+
+// newBreaker makes tenant k's circuit breaker, which tells the Observer
+// (if it is a BreakerObserver) of its changes.
+func (t *Transport) newBreaker(k quota.Key) *breaker.Breaker {
+	var hook func(breaker.Change)
+	if bo, ok := t.observer.(BreakerObserver); ok {
+		hook = func(c breaker.Change) { bo.Breaker(BreakerEvent{Key: k, Change: c}) }
+	}
+	return breaker.New(*t.cfg.Breaker, hook)
+}
 
 // New returns a Transport that sends through next (http.DefaultTransport if
 // next is nil) and is set up by cfg, whose zero fields mean the defaults
@@ -104,12 +124,17 @@ func (t *Transport) init() {
 			logs = newLogObserver(t.cfg.Logger)
 		}
 		t.observer = joinObservers(t.cfg.Observer, logs)
-		t.limits = adaptive.NewRegistry(adaptive.RegistryConfig{
+		rc := adaptive.RegistryConfig{
 			Rules:      t.cfg.Rules,
 			Limiter:    t.cfg.Limiter,
 			MaxTenants: t.cfg.MaxTenants,
 			IdleTTL:    t.cfg.IdleTTL,
-		})
+		}
+		if t.cfg.Breaker != nil {
+			rc.Breaker = t.newBreaker
+		}
+		t.limits = adaptive.NewRegistry(rc)
+		t.full = t.observer != nil || t.cfg.Breaker != nil
 	})
 }
 
@@ -136,8 +161,8 @@ func (t *Transport) transport() http.RoundTripper {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	key, lim := t.tenant(req)
-	if t.observer != nil {
-		return t.observedRoundTrip(req, key, lim)
+	if t.full {
+		return t.fullRoundTrip(req, key, lim)
 	}
 	ticket, err := lim.Wait(req.Context())
 	if err != nil {
@@ -161,42 +186,74 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// observedRoundTrip is RoundTrip with the Observer told what happens.
-func (t *Transport) observedRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
+// fullRoundTrip is RoundTrip with the tenant's circuit breaker asked and
+// the Observer told what happens; either may be missing. The breaker is
+// asked twice: before the wait for quota, so that an open breaker refuses
+// at once, and right before sending, so that a request that waited while
+// the breaker opened is not sent, and so that the breaker's one probe is
+// the only request to go whatever the limiter's gate lets through (the
+// gate's probe after a pause is then the same request).
+func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
 	ev := RequestEvent{Key: key}
+	b := lim.Breaker()
 	start := time.Now()
+	if err := b.Check(start); err != nil {
+		return t.refuse(req, ev, ResultOpen, err)
+	}
 	ticket, err := lim.Wait(req.Context())
-	ev.Wait = time.Since(start)
+	now := time.Now()
+	ev.Wait = now.Sub(start)
 	if err != nil {
-		closeBody(req)
-		ev.Result, ev.Err = ResultRefused, err
-		t.observer.Request(ev)
-		return nil, err
+		return t.refuse(req, ev, ResultRefused, err)
+	}
+	pass, err := b.Allow(now)
+	if err != nil {
+		ticket.Cancel()
+		return t.refuse(req, ev, ResultOpen, err)
 	}
 	resp, err := t.send(req)
 	if err != nil {
 		ticket.Done(quota.Observation{At: time.Now(), Transient: true})
-		ev.Result, ev.Err = ResultFailed, err
-		t.observer.Request(ev)
+		pass.Done(breaker.JudgeError(req.Context(), err))
+		if t.observer != nil {
+			ev.Result, ev.Err = ResultFailed, err
+			t.observer.Request(ev)
+		}
 		return nil, err
 	}
 	if now := time.Now(); t.parser.Defers(resp) {
-		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(ev, o, key, lim, ticket) })
+		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(ev, o, lim, ticket, pass) })
 	} else {
-		t.answered(ev, t.parser.Parse(resp, now), key, lim, ticket)
+		t.answered(ev, t.parser.Parse(resp, now), lim, ticket, pass)
 	}
 	return resp, nil
 }
 
-// answered tells the limiter and the Observer what the answer to ticket's
-// request said.
-func (t *Transport) answered(ev RequestEvent, o quota.Observation, key quota.Key, lim *adaptive.Limiter, ticket adaptive.Ticket) {
+// refuse ends a RoundTrip that did not send req, with err.
+func (t *Transport) refuse(req *http.Request, ev RequestEvent, r Result, err error) (*http.Response, error) {
+	closeBody(req)
+	if t.observer != nil {
+		ev.Result, ev.Err = r, err
+		t.observer.Request(ev)
+	}
+	return nil, err
+}
+
+// answered tells the limiter, the breaker and the Observer what the answer
+// to ticket's request said.
+func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive.Limiter, ticket adaptive.Ticket, pass breaker.Pass) {
+	if t.observer == nil {
+		ticket.Done(o)
+		pass.Done(breaker.Judge(o))
+		return
+	}
 	ev.Answer = o
 	before := lim.Snapshot()
 	ticket.Done(o)
 	if after := lim.Snapshot(); limitsChanged(before, after) {
-		t.observer.Limits(LimitsEvent{Key: key, Before: before, After: after, Answer: o})
+		t.observer.Limits(LimitsEvent{Key: ev.Key, Before: before, After: after, Answer: o})
 	}
+	pass.Done(breaker.Judge(o))
 	switch {
 	case o.Throttled:
 		ev.Result = ResultThrottled

@@ -1,0 +1,77 @@
+package breaker
+
+import "time"
+
+// Config sets up a Breaker. Every zero field means the default its comment
+// gives, so the zero Config is ready to use.
+//
+// The defaults were measured against the fake gateway's 503 storm (80% of
+// requests failing, 32 callers, 50 requests/s; see the README): the
+// breaker opens within half a second of the storm's start, and a service
+// that fails one request in five (a degraded one, which callers' retries
+// absorb) is not cut off.
+type Config struct {
+	// Window is how far back the failure rate looks, as ten buckets of a
+	// tenth each (gobreaker's rolling window). Zero means 10 s.
+	Window time.Duration
+
+	// MinRequests is how many requests answered with a success or a
+	// failure within Window the failure rate needs before it can open the
+	// breaker. Zero means 20.
+	MinRequests int
+
+	// FailureRatio opens the breaker when failures / (successes +
+	// failures) within Window reaches it, over at least MinRequests. Zero
+	// means 0.5; a value above 1 never opens on the rate.
+	FailureRatio float64
+
+	// ConsecutiveFailures opens the breaker after this many failures in a
+	// row, however few requests there were. Zero means 10 (at one failure
+	// in five, ten in a row come about once in ten million answers); a
+	// negative value turns it off.
+	ConsecutiveFailures int
+
+	// OpenFor is how long the breaker stays open before it lets a probe
+	// through: at most one request per OpenFor reaches a failing service.
+	// Zero means 5 s.
+	OpenFor time.Duration
+
+	// ProbeTimeout is how long the probe may go unanswered before it
+	// counts as failed and the breaker opens again. Set it above the
+	// slowest answer the API gives when healthy: a slower probe never
+	// closes the breaker. Zero means 10 s.
+	ProbeTimeout time.Duration
+}
+
+// Defaults of the zero Config's fields.
+const (
+	DefaultWindow              = 10 * time.Second
+	DefaultMinRequests         = 20
+	DefaultFailureRatio        = 0.5
+	DefaultConsecutiveFailures = 10
+	DefaultOpenFor             = 5 * time.Second
+	DefaultProbeTimeout        = 10 * time.Second
+)
+
+// resolved returns c with its zero fields set to the defaults.
+func (c Config) resolved() Config {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.MinRequests <= 0 {
+		c.MinRequests = DefaultMinRequests
+	}
+	if !(c.FailureRatio > 0) {
+		c.FailureRatio = DefaultFailureRatio
+	}
+	if c.ConsecutiveFailures == 0 {
+		c.ConsecutiveFailures = DefaultConsecutiveFailures
+	}
+	if c.OpenFor <= 0 {
+		c.OpenFor = DefaultOpenFor
+	}
+	if c.ProbeTimeout <= 0 {
+		c.ProbeTimeout = DefaultProbeTimeout
+	}
+	return c
+}
