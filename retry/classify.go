@@ -13,6 +13,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -104,6 +105,12 @@ func Classify(resp *http.Response, err error, now time.Time) Outcome {
 //     wait for quota would pass its deadline (errors.Is(err,
 //     transport.ErrDeadline)): refused, with the wait it needed as the
 //     hint. The request was not sent;
+//   - a *breaker.OpenError, as transport.Transport returns when the
+//     tenant's circuit breaker is open (errors.Is(err,
+//     transport.ErrCircuitOpen)): transient, with the time until the
+//     breaker lets a request through as the hint. The request was not
+//     sent, so a resend is safe; the retry counts against the budget as
+//     any other;
 //   - context.Canceled, context.DeadlineExceeded, and errors wrapped by
 //     Permanent: permanent;
 //   - error codes that no retry fixes: permanent. These are
@@ -176,6 +183,10 @@ func (p *Policy) classifyError(err error, now time.Time) Outcome {
 	var we *adaptive.WaitError
 	if errors.As(err, &we) {
 		return Outcome{Class: ClassRefused, Hint: we.Wait}
+	}
+	var oe *breaker.OpenError
+	if errors.As(err, &oe) {
+		return Outcome{Class: ClassTransient, Hint: oe.Wait}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Outcome{Class: ClassPermanent}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -52,6 +53,8 @@ func TestClassifyErrors(t *testing.T) {
 		{"Permanent", nil, Permanent(errTransient), Outcome{Class: ClassPermanent}},
 		{"plain", nil, errors.New("x"), Outcome{Class: ClassPermanent}},
 		{"dial error POST", nil, dialErr, Outcome{Class: ClassTransient}},
+		{"circuit open POST", nil, &url.Error{Op: "Post", URL: "https://ecs.aliyuncs.com/", Err: &breaker.OpenError{Wait: 3 * time.Second}}, Outcome{Class: ClassTransient, Hint: 3 * time.Second}},
+		{"circuit probing", nil, fmt.Errorf("describe: %w", &breaker.OpenError{Wait: time.Second, Probing: true}), Outcome{Class: ClassTransient, Hint: time.Second}},
 		{"dns error POST", nil, dnsErr, Outcome{Class: ClassTransient}},
 		{"reset POST", nil, reset("Post"), Outcome{Class: ClassPermanent}},
 		{"reset GET", nil, reset("Get"), Outcome{Class: ClassTransient}},
