@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -108,9 +109,10 @@ type Breaker struct {
 
 // probe is the request a half-open breaker let through.
 type probe struct {
-	done     func(error) // gobreaker's
-	deadline int64       // Unix ns after which it counts as failed
-	over     atomic.Bool // done was called
+	done     func(error)   // gobreaker's
+	deadline int64         // Unix ns after which it counts as failed
+	over     atomic.Bool   // done was called
+	answered chan struct{} // closed when done was called
 }
 
 // Errors that tell gobreaker an Outcome.
@@ -242,6 +244,51 @@ func (b *Breaker) Check(now time.Time) error {
 	return nil
 }
 
+// Await waits while the breaker is half-open with its probe in flight,
+// until the probe's answer (or its ProbeTimeout), and then returns what
+// Check says: nil if the probe closed the breaker, an *OpenError if it
+// opened it again. It does not wait while the breaker is open: it refuses
+// at once. A wait for a probe's answer has no known length, so it is not
+// failed early for a deadline; it ends with ctx, returning ctx.Err().
+//
+// This is the pause gate's discipline in package adaptive: one request
+// probes, the others wait for its answer rather than fail, so traffic
+// resumes one round trip after the service does.
+func (b *Breaker) Await(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		now := time.Now()
+		err := b.Check(now)
+		if oe, ok := err.(*OpenError); !ok || !oe.Probing {
+			return err
+		}
+		p := b.probe.Load()
+		if p == nil {
+			continue // answered meanwhile: Check again
+		}
+		d := time.Duration(p.deadline - now.UnixNano())
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-p.answered:
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Allow lets a request at now go, or refuses it with an *OpenError. A
 // request let go must be sent, and its Outcome reported to the Pass.
 func (b *Breaker) Allow(now time.Time) (Pass, error) {
@@ -261,7 +308,7 @@ func (b *Breaker) Allow(now time.Time) (Pass, error) {
 	}
 	pass := Pass{b: b, done: done}
 	if b.State() == StateHalfOpen {
-		pass.probe = &probe{done: done, deadline: now.UnixNano() + b.probeTimeout}
+		pass.probe = &probe{done: done, deadline: now.UnixNano() + b.probeTimeout, answered: make(chan struct{})}
 		b.probe.Store(pass.probe)
 	}
 	b.flush()
@@ -310,6 +357,7 @@ func (p *probe) finish(b *Breaker, o Outcome) {
 	}
 	b.probe.CompareAndSwap(p, nil)
 	p.done(errOf(o))
+	close(p.answered)
 	b.flush()
 }
 

@@ -401,3 +401,73 @@ func TestJudgeError(t *testing.T) {
 		}
 	}
 }
+
+func TestAwaitProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outcome Outcome
+		want    error
+	}{
+		{"probe succeeds", Success, nil},
+		{"probe fails", Failure, ErrOpen},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := open(t, Config{}, nil)
+				if err := b.Await(t.Context()); !errors.Is(err, ErrOpen) {
+					t.Fatalf("Await while open = %v, want ErrOpen at once", err)
+				}
+				time.Sleep(DefaultOpenFor)
+				p, err := b.Allow(time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.AfterFunc(30*time.Millisecond, func() { p.Done(tc.outcome) })
+				start := time.Now()
+				err = b.Await(t.Context())
+				if waited := time.Since(start); waited != 30*time.Millisecond {
+					t.Errorf("Await waited %v, want the probe's 30ms", waited)
+				}
+				if !errors.Is(err, tc.want) && err != tc.want {
+					t.Errorf("Await = %v, want %v", err, tc.want)
+				}
+			})
+		})
+	}
+	t.Run("probe times out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := open(t, Config{ProbeTimeout: time.Second}, nil)
+			time.Sleep(DefaultOpenFor)
+			if _, err := b.Allow(time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			err := b.Await(t.Context())
+			if waited := time.Since(start); waited != time.Second {
+				t.Errorf("Await waited %v, want the probe timeout", waited)
+			}
+			// At the timeout Check lets the next request try Allow,
+			// which counts the silent probe as failed.
+			if err != nil {
+				t.Fatalf("Await = %v, want nil at the probe's timeout", err)
+			}
+			if _, err := b.Allow(time.Now()); !errors.Is(err, ErrOpen) || b.State() != StateOpen {
+				t.Fatalf("Allow after the timeout = %v, state %v; want open", err, b.State())
+			}
+		})
+	})
+	t.Run("context ends", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := open(t, Config{}, nil)
+			time.Sleep(DefaultOpenFor)
+			if _, err := b.Allow(time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			defer cancel()
+			if err := b.Await(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Await = %v, want the context's error", err)
+			}
+		})
+	})
+}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -192,24 +193,32 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // at once, and right before sending, so that a request that waited while
 // the breaker opened is not sent, and so that the breaker's one probe is
 // the only request to go whatever the limiter's gate lets through (the
-// gate's probe after a pause is then the same request).
+// gate's probe after a pause is then the same request). While the probe
+// is in flight the others wait for its answer, as they do at the gate.
 func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
 	ev := RequestEvent{Key: key}
 	b := lim.Breaker()
+	ctx := req.Context()
 	start := time.Now()
-	if err := b.Check(start); err != nil {
-		return t.refuse(req, ev, ResultOpen, err)
+	if err := b.Await(ctx); err != nil {
+		ev.Wait = time.Since(start)
+		return t.refuse(req, ev, resultOf(err), err)
 	}
-	ticket, err := lim.Wait(req.Context())
-	now := time.Now()
-	ev.Wait = now.Sub(start)
+	ticket, err := lim.Wait(ctx)
 	if err != nil {
+		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, ResultRefused, err)
 	}
-	pass, err := b.Allow(now)
+	pass, err := b.Allow(time.Now())
+	for isProbing(err) {
+		if err = b.Await(ctx); err == nil {
+			pass, err = b.Allow(time.Now())
+		}
+	}
+	ev.Wait = time.Since(start)
 	if err != nil {
 		ticket.Cancel()
-		return t.refuse(req, ev, ResultOpen, err)
+		return t.refuse(req, ev, resultOf(err), err)
 	}
 	resp, err := t.send(req)
 	if err != nil {
@@ -227,6 +236,22 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		t.answered(ev, t.parser.Parse(resp, now), lim, ticket, pass)
 	}
 	return resp, nil
+}
+
+// isProbing reports whether err is a half-open breaker's refusal while its
+// probe is in flight.
+func isProbing(err error) bool {
+	oe, ok := err.(*breaker.OpenError)
+	return ok && oe.Probing
+}
+
+// resultOf returns the Result of a RoundTrip the breaker ended with err:
+// refused by the open breaker, or by the caller's context.
+func resultOf(err error) Result {
+	if errors.Is(err, ErrCircuitOpen) {
+		return ResultOpen
+	}
+	return ResultRefused
 }
 
 // refuse ends a RoundTrip that did not send req, with err.
