@@ -314,3 +314,26 @@ func TestCancelledCallersNeverOpen(t *testing.T) {
 		}
 	})
 }
+
+// TestDegradedStaysClosed runs 32 workers for 3 min against a service
+// that fails one request in five, a degraded one whose failures retries
+// absorb: with the defaults the breaker never opens. (TestBreakerTrips
+// measures the settings around it.)
+func TestDegradedStaysClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := latency
+		f.UnavailableRate = 0.2
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(50), Faults: f})
+		var log breakerLog
+		tr := New(cloud.RoundTripper(), Config{Observer: &log, Breaker: &breaker.Config{}})
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
+		var l stormLoad
+		l.run(ctx, t, tr, workers).Wait()
+		st := cloud.Stats().Total
+		if len(log.changes) != 0 {
+			t.Errorf("one failure in five opened the breaker: %v", log.changes)
+		}
+		t.Logf("%d requests, %d failed, %d throttled", st.Requests, st.Unavailable, st.Throttled)
+	})
+}
