@@ -1,12 +1,15 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/logtest"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -335,5 +339,51 @@ func TestDegradedStaysClosed(t *testing.T) {
 			t.Errorf("one failure in five opened the breaker: %v", log.changes)
 		}
 		t.Logf("%d requests, %d failed, %d throttled", st.Requests, st.Unavailable, st.Throttled)
+	})
+}
+
+// TestLogBreaker: one Warn record per change of a breaker, none for the
+// requests it refuses; an Observer set beside the Logger hears of the same
+// changes.
+func TestLogBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		buf := new(bytes.Buffer)
+		logs := slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cloud := fakecloud.New(fakecloud.Config{Faults: fakecloud.Faults{UnavailableRate: 1}})
+		var log breakerLog
+		tr := New(cloud.RoundTripper(), Config{Logger: logs, Observer: &log,
+			Breaker: &breaker.Config{ConsecutiveFailures: 3, OpenFor: time.Second}})
+		const akid = "AKIDlogbreaker"
+		for range 10 {
+			st, err := send(t, t.Context(), tr, akid)
+			if st == 0 && !errors.Is(err, ErrCircuitOpen) {
+				t.Fatalf("RoundTrip = %v", err)
+			}
+		}
+		time.Sleep(time.Second)
+		cloud.SetFaults(fakecloud.Faults{})
+		if st, err := send(t, t.Context(), tr, akid); st != http.StatusOK {
+			t.Fatalf("the probe: %d, %v", st, err)
+		}
+		recs := logtest.Records(t, buf)
+		got := find(recs, msgBreaker)
+		if len(got) != 3 || len(recs) != 3 {
+			t.Fatalf("%d records, %d of the breaker; want 3, all of it:\n%s", len(recs), len(got), buf)
+		}
+		for i, want := range []string{"open", "half-open", "closed"} {
+			r := got[i]
+			if r["level"] != "WARN" || r["state"] != want || !strings.Contains(fmt.Sprint(r["tenant"]), "ecs") {
+				t.Errorf("record %d = %v, want state %s at WARN", i, r, want)
+			}
+		}
+		if got[0]["failures"] != 3.0 || got[0]["answers"] != 3.0 || got[0]["probe_in"] != float64(time.Second) {
+			t.Errorf("the open record = %v, want 3 failures of 3 answers, probe in 1s", got[0])
+		}
+		if len(log.changes) != 3 {
+			t.Errorf("the Observer heard of %d changes, want 3", len(log.changes))
+		}
+		if strings.Contains(buf.String(), akid) {
+			t.Errorf("the AccessKeyId was logged:\n%s", buf)
+		}
 	})
 }
