@@ -2,11 +2,13 @@ package transport_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/quota"
 	"github.com/tollgate-go/tollgate/transport"
@@ -67,4 +69,39 @@ func ExampleRedactError() {
 		fmt.Println(transport.RedactError(err))
 	}
 	// Output: Post "http://ecs.cn-hangzhou.aliyuncs.com/?REDACTED": context canceled
+}
+
+// With Config.Breaker set, a tenant whose service fails stops being sent
+// to: after the failures the breaker counts (here 3 in a row), RoundTrip
+// refuses at once with ErrCircuitOpen, saying when one probe will test the
+// service again. retry.Do waits that long before its next attempt.
+func ExampleConfig_breaker() {
+	cloud := fakecloud.New(fakecloud.Config{Faults: fakecloud.Faults{UnavailableRate: 1}}) // every answer 503
+	client := &http.Client{Transport: transport.New(cloud.RoundTripper(), transport.Config{
+		Breaker: &breaker.Config{ConsecutiveFailures: 3, OpenFor: 30 * time.Second},
+	})}
+
+	for i := range 5 {
+		req, _ := fakecloud.NewRequest(context.Background(), "http://ecs.cn-hangzhou.aliyuncs.com", "LTAI5tEXAMPLE", "DescribeInstances")
+		resp, err := client.Do(req)
+		var open *breaker.OpenError
+		switch {
+		case errors.As(err, &open):
+			fmt.Printf("call %d: not sent, %v; probe in %.0fs\n", i+1, errors.Is(err, transport.ErrCircuitOpen), open.Wait.Seconds())
+		case err != nil:
+			fmt.Println(err)
+		default:
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			fmt.Printf("call %d: %s\n", i+1, resp.Status)
+		}
+	}
+	fmt.Println("server saw", cloud.Stats().Total.Requests)
+	// Output:
+	// call 1: 503 Service Unavailable
+	// call 2: 503 Service Unavailable
+	// call 3: 503 Service Unavailable
+	// call 4: not sent, true; probe in 30s
+	// call 5: not sent, true; probe in 30s
+	// server saw 3
 }
