@@ -14,7 +14,7 @@
 //
 // With the default namespace "tollgate":
 //
-//	tollgate_requests_total{tenant,result}      counter: RoundTrips by result: allowed, waited, throttled, failed, refused
+//	tollgate_requests_total{tenant,result}      counter: RoundTrips by result: allowed, waited, throttled, failed, refused, open
 //	tollgate_wait_seconds{tenant}               histogram: time each RoundTrip waited for quota (0 for most)
 //	tollgate_limit_changes_total{tenant}        counter: changes of the tenant's limits (a cut, new headers, a pause)
 //	tollgate_pauses_total{tenant}               counter: pauses (the server's retry hint, or Remaining 0 until the reset)

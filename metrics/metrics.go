@@ -80,7 +80,7 @@ var (
 )
 
 // numResults is one more than the largest transport.Result.
-const numResults = int(transport.ResultRefused) + 1
+const numResults = int(transport.ResultOpen) + 1
 
 // sources lists the adaptive.Sources the source gauge has a series for.
 var sources = [...]adaptive.Source{adaptive.SourceNone, adaptive.SourceRule, adaptive.SourceHeaders, adaptive.SourceLearned}
@@ -125,7 +125,7 @@ func New(cfg Config) *Collector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, append([]string{"tenant"}, labels...), cfg.ConstLabels)
 	}
-	c.requests = desc("requests_total", "RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline).", "result")
+	c.requests = desc("requests_total", "RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline), open (not sent: the tenant's circuit breaker is open).", "result")
 	c.wait = desc("wait_seconds", "Time each RoundTrip waited for the tenant's quota.")
 	c.changes = desc("limit_changes_total", "Changes of the tenant's limits: new rate-limit header values, a throttle's cut, a pause.")
 	c.pauses = desc("pauses_total", "Pauses of the tenant: a server retry hint, or Remaining 0 until the reset.")

@@ -60,8 +60,8 @@ func TestMetricsMatchFakecloud(t *testing.T) {
 					}
 					get := func(result string) float64 { return requests["result="+result+",tenant="+tenant] }
 					fake := stats.Tenants[akid]["DescribeInstances"]
-					t.Logf("%s: allowed %v waited %v throttled %v failed %v refused %v; fake: %+v",
-						tenant, get("allowed"), get("waited"), get("throttled"), get("failed"), get("refused"), fake)
+					t.Logf("%s: allowed %v waited %v throttled %v failed %v refused %v open %v; fake: %+v",
+						tenant, get("allowed"), get("waited"), get("throttled"), get("failed"), get("refused"), get("open"), fake)
 					if got, want := get("allowed")+get("waited"), float64(fake.Admitted); got != want {
 						t.Errorf("%s: allowed+waited = %v, fake admitted %v", tenant, got, want)
 					}
@@ -71,8 +71,8 @@ func TestMetricsMatchFakecloud(t *testing.T) {
 					if got, want := get("allowed")+get("waited")+get("throttled"), float64(fake.Requests); got != want {
 						t.Errorf("%s: requests sent = %v, fake received %v", tenant, got, want)
 					}
-					if n := get("failed") + get("refused"); n != 0 {
-						t.Errorf("%s: %v failed or refused, want 0", tenant, n)
+					if n := get("failed") + get("refused") + get("open"); n != 0 {
+						t.Errorf("%s: %v failed, refused or open, want 0", tenant, n)
 					}
 					total := get("allowed") + get("waited") + get("throttled")
 					if got := waits["tenant="+tenant]; got != total {
@@ -98,9 +98,9 @@ func TestMetricsMatchFakecloud(t *testing.T) {
 				if tt.headers == fakecloud.HeadersNone && throttled == 0 {
 					t.Error("no request was throttled: the test does not exercise throttles")
 				}
-				// Two tenants, five results each.
-				if n := testutil.CollectAndCount(c, "tollgate_requests_total"); n != 2*5 {
-					t.Errorf("CollectAndCount(requests_total) = %d, want 10", n)
+				// Two tenants, six results each.
+				if n := testutil.CollectAndCount(c, "tollgate_requests_total"); n != 2*6 {
+					t.Errorf("CollectAndCount(requests_total) = %d, want 12", n)
 				}
 			})
 		})
@@ -136,13 +136,13 @@ func testMetricsTenantFolding(t *testing.T) {
 		}
 	}
 	var want strings.Builder
-	want.WriteString("# HELP tollgate_requests_total RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline).\n")
+	want.WriteString("# HELP tollgate_requests_total RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline), open (not sent: the tenant's circuit breaker is open).\n")
 	want.WriteString("# TYPE tollgate_requests_total counter\n")
 	for _, tc := range []struct {
 		tenant string
 		n      int
 	}{{keys[0], 1}, {keys[1], 2}, {"other", 3 + 4}} {
-		for _, r := range []string{"allowed", "failed", "refused", "throttled", "waited"} {
+		for _, r := range []string{"allowed", "failed", "open", "refused", "throttled", "waited"} {
 			n := 0
 			if r == "allowed" {
 				n = tc.n
@@ -174,7 +174,7 @@ func TestMetricsFoldAll(t *testing.T) {
 	c := New(Config{MaxTenants: -1})
 	c.Request(transport.RequestEvent{Key: quota.Key{Product: "ecs"}, Result: transport.ResultWaited, Wait: time.Second})
 	got := series(t, c, "tollgate_requests_total")
-	if got["result=waited,tenant=other"] != 1 || len(got) != 5 {
+	if got["result=waited,tenant=other"] != 1 || len(got) != 6 {
 		t.Errorf("requests_total = %v, want waited 1 for tenant other only", got)
 	}
 }
@@ -289,4 +289,18 @@ tollgate_retries_total{class="refused",tenant="acs:ecs:cn-hangzhou:123"} 1
 			}
 		}
 	})
+}
+
+// TestMetricsResultsCover checks that the requests counter has a series for
+// every transport.Result: a new Result fails it until numResults covers it.
+func TestMetricsResultsCover(t *testing.T) {
+	unknown := transport.Result(0).String()
+	for r := transport.ResultAllowed; int(r) < numResults; r++ {
+		if r.String() == unknown {
+			t.Errorf("Result(%d) has no name, but numResults = %d covers it", r, numResults)
+		}
+	}
+	if r := transport.Result(numResults); r.String() != unknown {
+		t.Errorf("Result(%d) is %q, past numResults = %d: the requests counter has no series for it", r, r, numResults)
+	}
 }
