@@ -1,8 +1,8 @@
 // Package metrics exports what tollgate decides as Prometheus metrics.
 //
-// A Collector is at once a prometheus.Collector, a transport.Observer and a
-// retry.Observer: register it, and hand it to the Transport and the retry
-// Policy.
+// A Collector is at once a prometheus.Collector, a transport.Observer (and
+// transport.BreakerObserver) and a retry.Observer: register it, and hand it
+// to the Transport and the retry Policy.
 //
 //	c := metrics.New(metrics.Config{})
 //	prometheus.MustRegister(c)
@@ -14,21 +14,31 @@
 //
 // With the default namespace "tollgate":
 //
-//	tollgate_requests_total{tenant,result}      counter: RoundTrips by result: allowed, waited, throttled, failed, refused, open
-//	tollgate_wait_seconds{tenant}               histogram: time each RoundTrip waited for quota (0 for most)
-//	tollgate_limit_changes_total{tenant}        counter: changes of the tenant's limits (a cut, new headers, a pause)
-//	tollgate_pauses_total{tenant}               counter: pauses (the server's retry hint, or Remaining 0 until the reset)
-//	tollgate_pace_requests_per_second{tenant}   gauge: the rate the tenant is paced at; 0 means not paced
-//	tollgate_quota_limit{tenant}                gauge: requests allowed per window, 0 if none is known
-//	tollgate_quota_window_seconds{tenant}       gauge: that window
-//	tollgate_quota_remaining{tenant}            gauge: the server's last Remaining (only once the server said one)
-//	tollgate_limit_source{tenant,source}        gauge: 1 for where the limit came from (none, rule, headers, learned), else 0
-//	tollgate_retries_total{tenant,class}        counter: retries retry.Do made, by class: throttle, transient, refused
-//	tollgate_giveups_total{tenant,reason}       counter: calls retry.Do gave up on, by reason: permanent, attempts, elapsed, deadline, refused, budget, canceled, other
+//	tollgate_requests_total{tenant,result}          counter: RoundTrips by result: allowed, waited, throttled, failed, refused, open
+//	tollgate_wait_seconds{tenant}                   histogram: time each RoundTrip waited for quota (0 for most)
+//	tollgate_limit_changes_total{tenant}            counter: changes of the tenant's limits (a cut, new headers, a pause)
+//	tollgate_pauses_total{tenant}                   counter: pauses (the server's retry hint, or Remaining 0 until the reset)
+//	tollgate_pace_requests_per_second{tenant}       gauge: the rate the tenant is paced at; 0 means not paced
+//	tollgate_quota_limit{tenant}                    gauge: requests allowed per window, 0 if none is known
+//	tollgate_quota_window_seconds{tenant}           gauge: that window
+//	tollgate_quota_remaining{tenant}                gauge: the server's last Remaining (only once the server said one)
+//	tollgate_limit_source{tenant,source}            gauge: 1 for where the limit came from (none, rule, headers, learned), else 0
+//	tollgate_retries_total{tenant,class}            counter: retries retry.Do made, by class: throttle, transient, refused
+//	tollgate_giveups_total{tenant,reason}           counter: calls retry.Do gave up on, by reason: permanent, attempts, elapsed, deadline, refused, budget, canceled, other
+//	tollgate_breaker_transitions_total{tenant,to}   counter: changes of the tenant's circuit breaker, by the state changed to: closed, half-open, open
+//	tollgate_breaker_state{tenant,state}            gauge: 1 for the state of the tenant's circuit breaker (closed, half-open, open), else 0
 //
 // The gauges follow the events: the pace as of the tenant's last reported
 // change (the learned rate's slow regrowth between cuts is reported in 10%
-// steps), Remaining as of the last answer that carried it.
+// steps), Remaining as of the last answer that carried it, the breaker's
+// state as of its last change (an open breaker whose OpenFor has passed
+// reads open until a request comes to probe it).
+//
+// The breaker series (with transport.Config.Breaker) appear for a tenant
+// when its breaker first opens: a tenant with no breaker, or whose breaker
+// has always been closed, has none. Result "open" counts the RoundTrips the
+// breaker refused unsent; those it let through, its probes included, count
+// by their answer as any other.
 //
 // # Tenants
 //
@@ -47,7 +57,9 @@
 // histogram only; "other" has no gauges, which would mix tenants). A
 // retry.Do without a key in its context counts under tenant="acs", the root
 // key. Series are never dropped while the Collector lives: a tenant the
-// Transport has evicted keeps its last values.
+// Transport has evicted keeps its last values, its breaker state included
+// (if it comes back, its new breaker starts closed and shows at its first
+// change).
 //
 // # Cost
 //

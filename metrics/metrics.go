@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 	"github.com/tollgate-go/tollgate/retry"
 	"github.com/tollgate-go/tollgate/transport"
@@ -71,16 +72,22 @@ type Collector struct {
 	requests, wait, changes, pauses         *prometheus.Desc
 	pace, limit, window, remaining, sources *prometheus.Desc
 	retries, giveups                        *prometheus.Desc
+	transitions, breakerState               *prometheus.Desc
 }
 
 var (
-	_ prometheus.Collector = (*Collector)(nil)
-	_ transport.Observer   = (*Collector)(nil)
-	_ retry.Observer       = (*Collector)(nil)
+	_ prometheus.Collector      = (*Collector)(nil)
+	_ transport.Observer        = (*Collector)(nil)
+	_ transport.BreakerObserver = (*Collector)(nil)
+	_ retry.Observer            = (*Collector)(nil)
 )
 
 // numResults is one more than the largest transport.Result.
 const numResults = int(transport.ResultOpen) + 1
+
+// breakerStates lists the breaker.States the breaker series have a series
+// for, indexed by the State's value.
+var breakerStates = [...]breaker.State{breaker.StateClosed, breaker.StateHalfOpen, breaker.StateOpen}
 
 // sources lists the adaptive.Sources the source gauge has a series for.
 var sources = [...]adaptive.Source{adaptive.SourceNone, adaptive.SourceRule, adaptive.SourceHeaders, adaptive.SourceLearned}
@@ -105,6 +112,9 @@ type tenant struct {
 	giveups  [len(giveUpReasons)]atomic.Uint64
 
 	remaining atomic.Int64 // the server's last Remaining; -1 if never said
+
+	transitions [len(breakerStates)]atomic.Uint64 // breaker changes, by the State changed to
+	breaker     atomic.Uint32                     // 1 + the State of the last change; 0 if none yet (OtherTenant: only whether there was one)
 
 	mu   sync.Mutex // guards seen and snap
 	seen bool       // a Limits event has set snap
@@ -136,6 +146,8 @@ func New(cfg Config) *Collector {
 	c.sources = desc("limit_source", "1 for where the tenant's limit comes from (none, rule, headers, learned), else 0.", "source")
 	c.retries = desc("retries_total", "Retries made by retry.Do, by the failed attempt's class.", "class")
 	c.giveups = desc("giveups_total", "Calls retry.Do gave up on, by reason.", "reason")
+	c.transitions = desc("breaker_transitions_total", "Changes of the tenant's circuit breaker, by the state changed to: closed, half-open, open.", "to")
+	c.breakerState = desc("breaker_state", "1 for the state of the tenant's circuit breaker (closed, half-open, open) as of its last change, else 0; only once it has changed.", "state")
 	c.other = c.newTenant(OtherTenant, false)
 	m := make(map[quota.Key]*tenant)
 	c.tenants.Store(&m)
@@ -252,6 +264,18 @@ func (c *Collector) GiveUp(ev retry.GiveUpEvent) {
 	}
 }
 
+// Breaker counts a change of a tenant's circuit breaker and records its new
+// state. It implements transport.BreakerObserver.
+func (c *Collector) Breaker(ev transport.BreakerEvent) {
+	s := int(ev.To)
+	if s >= len(breakerStates) {
+		return
+	}
+	t := c.tenant(ev.Key)
+	t.transitions[s].Add(1)
+	t.breaker.Store(uint32(s) + 1)
+}
+
 // Describe sends the descriptors of every metric the Collector exports. It
 // implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
@@ -259,6 +283,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.requests, c.wait, c.changes, c.pauses,
 		c.pace, c.limit, c.window, c.remaining, c.sources,
 		c.retries, c.giveups,
+		c.transitions, c.breakerState,
 	} {
 		ch <- d
 	}
@@ -295,8 +320,25 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, t *tenant) {
 	for i, r := range giveUpReasons {
 		counter(c.giveups, t.giveups[i].Load(), r)
 	}
+	// The breaker's series only once it has changed: a tenant with no
+	// breaker has none.
+	bs := t.breaker.Load()
+	if bs != 0 {
+		for i, s := range breakerStates {
+			counter(c.transitions, t.transitions[i].Load(), s.String())
+		}
+	}
 	if !t.gauge {
 		return
+	}
+	if bs != 0 {
+		for i, s := range breakerStates {
+			v := 0.0
+			if uint32(i)+1 == bs {
+				v = 1
+			}
+			gauge(c.breakerState, v, s.String())
+		}
 	}
 	t.mu.Lock()
 	seen, sn := t.seen, t.snap

@@ -102,6 +102,12 @@ func TestMetricsMatchFakecloud(t *testing.T) {
 				if n := testutil.CollectAndCount(c, "tollgate_requests_total"); n != 2*6 {
 					t.Errorf("CollectAndCount(requests_total) = %d, want 12", n)
 				}
+				// No breaker: no breaker series.
+				for _, name := range []string{"tollgate_breaker_transitions_total", "tollgate_breaker_state"} {
+					if n := testutil.CollectAndCount(c, name); n != 0 {
+						t.Errorf("CollectAndCount(%s) = %d with no breaker, want 0", name, n)
+					}
+				}
 			})
 		})
 	}
