@@ -132,5 +132,9 @@
 // *WaitError that says how long it would have waited.
 //
 // A Registry maps tenant keys to Limiters, seeded from a quota.Rules table,
-// bounded in size, evicting idle tenants.
+// bounded in size, evicting idle tenants. It may also make each tenant a
+// circuit breaker (package breaker, RegistryConfig.Breaker), which lives and
+// is evicted with the tenant's Limiter and shows in its Snapshot; the
+// Limiter never asks it: the breaker watches the service's failures, the
+// Limiter its quota, and their user asks both.
 package adaptive

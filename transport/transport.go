@@ -52,6 +52,12 @@ import (
 // they are. A bodiless POST, PUT, PATCH or TRACE with a nonce and an
 // Idempotency-Key is handed on as it is too, and net/http may resend it.
 //
+// With Config.Breaker, each tenant also has a circuit breaker (package
+// breaker): while the tenant's service fails, RoundTrip refuses at once,
+// without sending, with an error matching ErrCircuitOpen, and one request
+// at a time probes whether the service is back; the others wait for its
+// answer.
+//
 // Retrying belongs above the signer: see package retry.
 //
 // A Transport is safe for concurrent use. The zero Transport is valid: it
