@@ -90,8 +90,8 @@ var _ http.RoundTripper = (*Transport)(nil)
 var ErrDeadline = adaptive.ErrWouldExceedDeadline
 
 // ErrCircuitOpen is matched (errors.Is) by the error RoundTrip returns when
-// the tenant's circuit breaker (Config.Breaker) is open, or half-open with
-// its probe in flight. The request was not sent. errors.As with
+// the tenant's circuit breaker (Config.Breaker) is open, or opened again
+// when the probe the request waited for failed. The request was not sent. errors.As with
 // *breaker.OpenError gives how long until a request may go again.
 // retry.Do classifies it as transient, with that time as the least wait
 // before the next attempt, and counts the retry against its budget.
