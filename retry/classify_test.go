@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tollgate-go/tollgate/breaker"
@@ -139,4 +140,31 @@ func TestClassString(t *testing.T) {
 			t.Errorf("Class(%d).String() = %q, want %q", c, got, want)
 		}
 	}
+}
+
+// TestDoWaitsOutOpenBreaker: Do retries an open breaker's refusal no sooner
+// than its Wait, and the retry draws on the budget: with none left, it
+// gives up.
+func TestDoWaitsOutOpenBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := &url.Error{Op: "Post", URL: "https://ecs.aliyuncs.com/", Err: &breaker.OpenError{Wait: 3 * time.Second}}
+		var at []time.Duration
+		start := time.Now()
+		err := Do(t.Context(), &Policy{NoBudget: true}, func(context.Context) error {
+			at = append(at, time.Since(start))
+			if len(at) < 3 {
+				return open
+			}
+			return nil
+		})
+		if err != nil || len(at) != 3 || at[1] < 3*time.Second || at[2]-at[1] < 3*time.Second {
+			t.Fatalf("Do = %v after attempts at %v; want success, each retry ≥ 3s after the last", err, at)
+		}
+
+		none := NewBudget(BudgetConfig{Ratio: -1, MinPerSecond: -1})
+		err = Do(t.Context(), &Policy{Budget: none}, func(context.Context) error { return open })
+		if !errors.Is(err, ErrBudgetExhausted) || !errors.Is(err, breaker.ErrOpen) {
+			t.Fatalf("Do with no budget = %v, want ErrBudgetExhausted holding the refusal", err)
+		}
+	})
 }
