@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,8 @@ type options struct {
 	quota    int // per second, on the fake gateway
 	headers  fakecloud.HeaderMode
 	compare  bool
-	endpoint string // a real endpoint; empty means the fake gateway
+	faults   []faultSpec // faults of the fake gateway over each run
+	endpoint string      // a real endpoint; empty means the fake gateway
 	region   string
 	metrics  string
 	akid     string
@@ -103,7 +105,7 @@ func startGateway(o options) (*gateway, error) {
 		},
 		Headers:              o.headers,
 		HeadersOnEveryAnswer: o.headers != fakecloud.HeadersNone,
-		Faults:               fakecloud.Faults{LatencyRate: 1, Latency: 20 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+		Faults:               o.faultsAt(0),
 		Seed:                 o.seed,
 	}
 	if o.memory {
@@ -150,6 +152,7 @@ type result struct {
 	goodput   float64
 	settled   settled
 	firstErr  error // the first failed call's error
+	storm     storm // while -faults were on
 }
 
 // settleTime is how long after the start and after each change of the quota
@@ -187,26 +190,16 @@ func (o options) phases() []phase {
 // and returns their sum. It returns early when ctx ends.
 func measureSettled(ctx context.Context, o options, cloud *fakecloud.Cloud, start time.Time) settled {
 	var s settled
-	sleepUntil := func(t time.Time) bool {
-		timer := time.NewTimer(time.Until(t))
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	for _, p := range o.phases() {
 		from, to := p.from+settleTime, p.to-time.Millisecond
 		if to <= from {
 			continue
 		}
-		if !sleepUntil(start.Add(from)) {
+		if !sleepUntil(ctx, start.Add(from)) {
 			return s
 		}
 		a := cloud.Stats().Total
-		if !sleepUntil(start.Add(to)) {
+		if !sleepUntil(ctx, start.Add(to)) {
 			return s
 		}
 		b := cloud.Stats().Total
@@ -309,14 +302,17 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 		})
 	}
 	settledc := make(chan settled, 1)
+	stormc := make(chan storm, 1)
 	if gw.cloud != nil {
 		go func() { settledc <- measureSettled(runCtx, o, gw.cloud, start) }()
+		go func() { stormc <- applyFaults(runCtx, o, gw.cloud, start) }()
 	}
 	progress(runCtx, o, out, tr, gw, start, &ok, &throttles)
 	var admitted int64 // by the fake gateway, by the end of the run
 	if gw.cloud != nil {
 		admitted = gw.cloud.Stats().Total.Admitted
 		r.settled = <-settledc
+		r.storm = <-stormc
 	}
 	wg.Wait()
 
@@ -331,7 +327,8 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 }
 
 // progress prints a line a second until ctx ends: elapsed time, successes
-// per second, throttles so far, and the limiter's rate against the quota.
+// per second, throttles so far, the limiter's rate against the quota, and
+// the -faults that are on.
 func progress(ctx context.Context, o options, out io.Writer, tr *transport.Transport, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
 	name := "plain SDK"
 	if tr != nil {
@@ -358,6 +355,9 @@ func progress(ctx context.Context, o options, out io.Writer, tr *transport.Trans
 		}
 		if gw.cloud != nil {
 			line += fmt.Sprintf("  quota %d/s", o.quotaAt(elapsed-time.Second/2))
+			if f := o.faulting(elapsed - time.Second/2); f != "" {
+				line += "  faults " + f
+			}
 		}
 		if o.progress {
 			fmt.Fprintf(out, "\r%-90s", line)
@@ -405,8 +405,19 @@ func printReport(out io.Writer, o options, results []*result) {
 		fmt.Fprintf(out, ", DescribeInstances quota %d/s (%d/s from %v to %v)", o.quota, o.quota/2, o.duration/3, 2*o.duration/3)
 	}
 	fmt.Fprintln(out)
+	if len(o.faults) > 0 {
+		fs := make([]string, len(o.faults))
+		for i, f := range o.faults {
+			fs[i] = f.String()
+		}
+		fmt.Fprintf(out, "faults %s\n", strings.Join(fs, ","))
+	}
 	if o.endpoint == "" {
 		defer fmt.Fprintf(out, "\nsettled: from %v after the start and after each change of the quota, as the fake gateway\ncounted requests (the SDK's retries included)\n", settleTime)
+	}
+	if len(o.faults) > 0 {
+		defer fmt.Fprint(out, "\nduring faults: while a fault of -faults was on, as the fake gateway counted requests;\n"+
+			"failed: answered 503 or dropped\n")
 	}
 	row := func(label string, f func(*result) string) {
 		fmt.Fprintf(out, "  %-22s", label)
@@ -432,6 +443,12 @@ func printReport(out io.Writer, o options, results []*result) {
 		row("settled goodput", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.settled.goodput()) })
 		row("settled throttled", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.settled.throttledShare()) })
 		row("nonces reused", func(r *result) string { return fmt.Sprint(r.replays) })
+	}
+	if len(o.faults) > 0 {
+		row("requests during faults", func(r *result) string { return fmt.Sprint(r.storm.requests) })
+		row("  failed", func(r *result) string {
+			return fmt.Sprintf("%d (%.1f%%)", r.storm.failed, 100*float64(r.storm.failed)/float64(max(1, r.storm.requests)))
+		})
 	}
 	row("latency p50", func(r *result) string { return r.percentile(0.50).Round(time.Millisecond).String() })
 	row("latency p99", func(r *result) string { return r.percentile(0.99).Round(time.Millisecond).String() })

@@ -11,6 +11,15 @@
 //	go run ./examples/aliyun -compare          # the plain SDK first, side by side
 //	go run ./examples/aliyun -headers alibaba  # the fake sends rate-limit headers
 //
+// -faults makes the fake gateway fail for a part of each run: a
+// comma-separated list of KIND=RATE@FROM-TO, KIND 503 (ServiceUnavailable
+// before admission) or drop (the connection closed mid-answer), RATE from 0
+// to 1, FROM and TO offsets into the run (TO left out: to the end). The
+// report then counts the requests the fake gateway saw while a fault was
+// on:
+//
+//	go run ./examples/aliyun -faults 503=0.8@5s-10s -compare
+//
 // With -endpoint it runs against a real account instead, with credentials
 // from ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET:
 //
@@ -55,6 +64,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.quota, "quota", defaultQuota, "the fake gateway's DescribeInstances quota per second (it steps to half and back during the run)")
 	headers := fs.String("headers", "none", "rate-limit headers the fake gateway sends: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all")
 	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare")
+	faults := fs.String("faults", "", "faults of the fake gateway in each run, as KIND=RATE@FROM-TO,... with KIND 503 or drop, e.g. 503=0.8@5s-10s (no TO: to the end)")
 	fs.StringVar(&o.endpoint, "endpoint", "", "a real ECS endpoint, e.g. ecs.cn-hangzhou.aliyuncs.com (default: the fake gateway)")
 	fs.StringVar(&o.region, "region", "cn-hangzhou", "the region to call")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at this address while running, e.g. 127.0.0.1:9090")
@@ -71,6 +81,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	o.headers = mode
 	if o.workers < 1 || o.duration <= 0 || o.quota < 2 {
 		return fmt.Errorf("need -workers ≥ 1, -duration > 0 and -quota ≥ 2")
+	}
+	if o.faults, err = parseFaults(*faults); err != nil {
+		return err
+	}
+	for _, f := range o.faults {
+		if f.from >= o.duration {
+			return fmt.Errorf("-faults %v: FROM is not within -duration %v", f, o.duration)
+		}
+	}
+	if len(o.faults) > 0 && o.endpoint != "" {
+		return fmt.Errorf("-faults needs the fake gateway: it cannot go with -endpoint")
 	}
 	if o.endpoint != "" {
 		o.akid = os.Getenv("ALIBABA_CLOUD_ACCESS_KEY_ID")

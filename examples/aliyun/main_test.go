@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
 )
 
 // TestDemo runs the example's whole code path, the fake gateway in memory
@@ -110,18 +112,108 @@ func TestDemoCompare(t *testing.T) {
 }
 
 func TestRunFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"-headers", "bogus"},
-		{"-workers", "0"},
-		{"extra"},
-		{"-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, // no credentials in the environment
+	for _, tt := range []struct {
+		args []string
+		akid string // ALIBABA_CLOUD_ACCESS_KEY_ID and _SECRET
+		want string // in the error
+	}{
+		{args: []string{"-headers", "bogus"}, want: "bogus"},
+		{args: []string{"-workers", "0"}, want: "-workers"},
+		{args: []string{"extra"}, want: "unexpected"},
+		{args: []string{"-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, want: "ALIBABA_CLOUD_ACCESS_KEY_ID"},
+		{args: []string{"-faults", "503=2@1s-2s"}, want: "rate"},
+		{args: []string{"-faults", "503=0.8@5s-10s", "-duration", "5s"}, want: "not within -duration"},
+		{args: []string{"-faults", "503=0.8@5s-10s", "-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, akid: "LTAIx", want: "-endpoint"},
 	} {
-		t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "")
+		t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", tt.akid)
+		t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", tt.akid)
 		var out bytes.Buffer
-		if err := run(context.Background(), args, &out); err == nil {
-			t.Errorf("run %q: want an error", args)
+		err := run(context.Background(), tt.args, &out)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("run %q: %v, want an error about %q", tt.args, err, tt.want)
 		}
 	}
+}
+
+func TestParseFaults(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []faultSpec
+		err  string // in the error; empty: no error
+	}{
+		{in: "", want: nil},
+		{in: "503=0.8@5s-10s", want: []faultSpec{{fault503, 0.8, 5 * time.Second, 10 * time.Second}}},
+		{in: "drop=0.05", want: []faultSpec{{faultDrop, 0.05, 0, 0}}},
+		{in: "503=1@5s", want: []faultSpec{{fault503, 1, 5 * time.Second, 0}}},
+		{in: "503=0@1.5s-", want: []faultSpec{{fault503, 0, 1500 * time.Millisecond, 0}}},
+		{in: "503=0.8@0s-2s, 503=0.5@2s-4s,drop=0.1@1s-3s", want: []faultSpec{
+			{fault503, 0.8, 0, 2 * time.Second},
+			{fault503, 0.5, 2 * time.Second, 4 * time.Second},
+			{faultDrop, 0.1, time.Second, 3 * time.Second},
+		}},
+		{in: "503=0.8@1m-1m30s", want: []faultSpec{{fault503, 0.8, time.Minute, 90 * time.Second}}},
+
+		{in: "503", err: "KIND=RATE"},
+		{in: "500=0.8@5s-10s", err: "unknown kind"},
+		{in: "=0.8@5s-10s", err: "unknown kind"},
+		{in: "503=@5s-10s", err: "rate"},
+		{in: "503=1.5@5s-10s", err: "rate"},
+		{in: "503=-0.1@5s-10s", err: "rate"},
+		{in: "503=NaN@5s-10s", err: "rate"},
+		{in: "503=80%@5s-10s", err: "rate"},
+		{in: "503=0.8@", err: "FROM"},
+		{in: "503=0.8@5-10s", err: "FROM"},
+		{in: "503=0.8@-5s-10s", err: "FROM"},
+		{in: "503=0.8@5s-10", err: "TO"},
+		{in: "503=0.8@5s-10s-20s", err: "TO"},
+		{in: "503=0.8@10s-5s", err: "not after"},
+		{in: "503=0.8@5s-5s", err: "not after"},
+		{in: "503=0.8@5s-10s,", err: "KIND=RATE"},
+		{in: "503=0.8@5s-10s,503=0.5@9s-12s", err: "overlaps"},
+		{in: "503=0.8@5s,503=0.5@20s-30s", err: "overlaps"},
+		{in: "503=0.8,drop=0.1,503=0.5@1s-2s", err: "overlaps"},
+	} {
+		got, err := parseFaults(tt.in)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("parseFaults(%q): %v", tt.in, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("parseFaults(%q) = %v, %v; want an error about %q", tt.in, got, err, tt.err)
+		case tt.err == "" && !slices.Equal(got, tt.want):
+			t.Errorf("parseFaults(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestApplyFaults checks that a fault goes on at FROM and off at TO, over
+// the demo's base latency, which stays.
+func TestApplyFaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		faults, err := parseFaults("503=0.8@1s-3s,drop=0.1@2s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := options{duration: 4 * time.Second, faults: faults}
+		cloud := fakecloud.New(fakecloud.Config{Faults: o.faultsAt(0)})
+		ctx, cancel := context.WithTimeout(t.Context(), o.duration)
+		defer cancel()
+		start := time.Now()
+		done := make(chan storm)
+		go func() { done <- applyFaults(ctx, o, cloud, start) }()
+		for _, tt := range []struct {
+			at       time.Duration
+			rate503  float64
+			rateDrop float64
+		}{{500 * time.Millisecond, 0, 0}, {1500 * time.Millisecond, 0.8, 0}, {2500 * time.Millisecond, 0.8, 0.1}, {3500 * time.Millisecond, 0, 0.1}} {
+			time.Sleep(time.Until(start.Add(tt.at)))
+			synctest.Wait()
+			f := cloud.Faults()
+			if f.UnavailableRate != tt.rate503 || f.DropRate != tt.rateDrop || f.LatencyRate != baseFaults.LatencyRate || f.Latency != baseFaults.Latency {
+				t.Errorf("at %v: faults %+v, want 503 at %v, drop at %v, and the base latency", tt.at, f, tt.rate503, tt.rateDrop)
+			}
+		}
+		<-done // returns once the run ends: no goroutine left behind
+	})
 }
 
 // TestRunLoopback runs the command as `go run` does, briefly: the fake
