@@ -18,6 +18,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/aliyun"
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/metrics"
 	"github.com/tollgate-go/tollgate/quota"
@@ -32,6 +33,7 @@ type options struct {
 	quota    int // per second, on the fake gateway
 	headers  fakecloud.HeaderMode
 	compare  bool
+	breaker  bool        // give tollgate's run a circuit breaker
 	faults   []faultSpec // faults of the fake gateway over each run
 	endpoint string      // a real endpoint; empty means the fake gateway
 	region   string
@@ -58,16 +60,46 @@ const (
 	fakeSecret = "demo-secret"
 )
 
-// demo runs the plain SDK (with -compare) and then the SDK through tollgate,
-// and prints a report of each.
+// mode is what a run drives: the plain SDK, or the SDK through tollgate,
+// with or without a circuit breaker.
+type mode struct {
+	tollgate, breaker bool
+}
+
+// name returns the run's name in the report and progress lines: "plain
+// SDK", "tollgate", or, where -faults set off the breaker's runs,
+// "tollgate+breaker".
+func (m mode) name(o options) string {
+	switch {
+	case !m.tollgate:
+		return "plain SDK"
+	case m.breaker && len(o.faults) > 0:
+		return "tollgate+breaker"
+	}
+	return "tollgate"
+}
+
+// modes returns the runs to make: tollgate (with a breaker if -breaker);
+// with -compare, the plain SDK first; and with -compare, -faults and
+// -breaker, tollgate without the breaker between them, so that the
+// breaker's effect shows against the same faults.
+func (o options) modes() []mode {
+	tg := mode{tollgate: true, breaker: o.breaker}
+	switch {
+	case !o.compare:
+		return []mode{tg}
+	case o.breaker && len(o.faults) > 0:
+		return []mode{{}, {tollgate: true}, tg}
+	}
+	return []mode{{}, tg}
+}
+
+// demo runs the plain SDK (with -compare) and then the SDK through tollgate
+// (see options.modes), and prints a report of each.
 func demo(ctx context.Context, o options, out io.Writer) error {
 	var results []*result
-	modes := []bool{true}
-	if o.compare {
-		modes = []bool{false, true}
-	}
-	for _, tollgate := range modes {
-		r, err := runOnce(ctx, o, tollgate, out)
+	for _, m := range o.modes() {
+		r, err := runOnce(ctx, o, m, out)
 		if err != nil {
 			return err
 		}
@@ -141,7 +173,8 @@ func (o options) quotaTotal() float64 {
 
 // result is what one run saw.
 type result struct {
-	tollgate  bool
+	mode
+	name      string
 	calls     int64 // calls finished
 	ok        int64
 	failed    int64
@@ -153,6 +186,11 @@ type result struct {
 	settled   settled
 	firstErr  error // the first failed call's error
 	storm     storm // while -faults were on
+	open      int64 // failed calls whose last attempt the open breaker refused
+	cut       int64 // calls the breaker refused whose next attempt would have come after the run
+	opened    int64 // times the breaker opened (from closed)
+	probes    int64 // probes the half-open breaker let through
+	reopened  int64 // of which failed, opening it again
 }
 
 // settleTime is how long after the start and after each change of the quota
@@ -210,8 +248,9 @@ func measureSettled(ctx context.Context, o options, cloud *fakecloud.Cloud, star
 	return s
 }
 
-// runOnce runs the workers against a fresh gateway for o.duration.
-func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*result, error) {
+// runOnce runs the workers against a fresh gateway for o.duration, as m
+// says.
+func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, error) {
 	// Start on a whole second, so the run's seconds are the fake gateway's
 	// windows.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
@@ -245,7 +284,13 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 	if o.observer != nil { // not a typed nil in the interfaces
 		policy.Observer, cfg.Observer = o.observer, o.observer
 	}
-	if tollgate {
+	var watch *breakerWatch
+	if m.breaker {
+		cfg.Breaker = &breaker.Config{}
+		watch = &breakerWatch{next: cfg.Observer}
+		cfg.Observer = watch
+	}
+	if m.tollgate {
 		if tr, err = aliyun.Wrap(&clients[0].Client, cfg); err != nil {
 			return nil, err
 		}
@@ -256,8 +301,8 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 		}
 	}
 
-	r := &result{tollgate: tollgate}
-	var ok, failed, throttles, requests atomic.Int64
+	r := &result{mode: m, name: m.name(o)}
+	var ok, failed, open, cut, throttles, requests atomic.Int64
 	var mu sync.Mutex // guards r.latencies
 	describe := func(client *ecs.Client) (*ecs.DescribeInstancesResponse, error) {
 		req := ecs.CreateDescribeInstancesRequest()
@@ -280,12 +325,15 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 			for runCtx.Err() == nil {
 				t0 := time.Now()
 				var err error
-				if tollgate {
+				if m.tollgate {
 					_, err = aliyun.Call(runCtx, policy, func(context.Context) (*ecs.DescribeInstancesResponse, error) { return describe(client) })
 				} else {
 					_, err = describe(client)
 				}
 				if err != nil && (runCtx.Err() != nil || errors.Is(err, retry.ErrDeadline) || errors.Is(err, retry.ErrRefused)) {
+					if runCtx.Err() == nil && errors.Is(err, transport.ErrCircuitOpen) {
+						cut.Add(1) // the breaker's wait outlasts the run
+					}
 					return // cut short by the end of the run
 				}
 				mu.Lock()
@@ -294,6 +342,9 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 				if err != nil {
 					if failed.Add(1) == 1 {
 						r.firstErr = err
+					}
+					if errors.Is(err, transport.ErrCircuitOpen) {
+						open.Add(1)
 					}
 				} else {
 					ok.Add(1)
@@ -307,7 +358,7 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 		go func() { settledc <- measureSettled(runCtx, o, gw.cloud, start) }()
 		go func() { stormc <- applyFaults(runCtx, o, gw.cloud, start) }()
 	}
-	progress(runCtx, o, out, tr, gw, start, &ok, &throttles)
+	progress(runCtx, o, out, r.name, tr, gw, start, &ok, &throttles)
 	var admitted int64 // by the fake gateway, by the end of the run
 	if gw.cloud != nil {
 		admitted = gw.cloud.Stats().Total.Admitted
@@ -317,6 +368,10 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 	wg.Wait()
 
 	r.ok, r.failed, r.throttles, r.requests = ok.Load(), failed.Load(), throttles.Load(), requests.Load()
+	r.open, r.cut = open.Load(), cut.Load()
+	if watch != nil {
+		r.opened, r.probes, r.reopened = watch.opened.Load(), watch.probes.Load(), watch.reopened.Load()
+	}
 	r.calls = r.ok + r.failed
 	if gw.cloud != nil {
 		r.replays = gw.cloud.Stats().Total.Replays
@@ -326,14 +381,16 @@ func runOnce(ctx context.Context, o options, tollgate bool, out io.Writer) (*res
 	return r, nil
 }
 
-// progress prints a line a second until ctx ends: elapsed time, successes
-// per second, throttles so far, the limiter's rate against the quota, and
-// the -faults that are on.
-func progress(ctx context.Context, o options, out io.Writer, tr *transport.Transport, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
-	name := "plain SDK"
-	if tr != nil {
-		name = "tollgate "
+// progress prints a line a second until ctx ends: the run's name, elapsed
+// time, successes per second, throttles so far, the limiter's rate (and the
+// breaker's state when it is not closed) against the quota, and the -faults
+// that are on.
+func progress(ctx context.Context, o options, out io.Writer, name string, tr *transport.Transport, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
+	width := 9
+	if len(o.faults) > 0 {
+		width = len("tollgate+breaker")
 	}
+	name = fmt.Sprintf("%-*s", width, name)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	last := int64(0)
@@ -369,7 +426,8 @@ func progress(ctx context.Context, o options, out io.Writer, tr *transport.Trans
 
 // limiterRate describes what the limiter of the tenant tollgate tracks
 // does, e.g. "20/1s, 20/s (learned)", or "slow start" and "measuring"
-// while the learner finds the quota.
+// while the learner finds the quota; followed by its circuit breaker's
+// state when that is not closed, e.g. "  breaker open".
 func limiterRate(tr *transport.Transport) string {
 	s := "slow start"
 	tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
@@ -382,9 +440,54 @@ func limiterRate(tr *transport.Transport) string {
 		case snap.Rate > 0:
 			s = fmt.Sprintf("%.1f/s (%s)", snap.Rate, snap.Source)
 		}
+		if snap.Breaker != breaker.StateClosed {
+			s += "  breaker " + snap.Breaker.String()
+		}
 		return false
 	})
 	return s
+}
+
+// breakerWatch is the Transport's Observer in a run with a circuit
+// breaker: it counts the breaker's changes and passes every event on to
+// next (nil: none). It is safe for concurrent use.
+type breakerWatch struct {
+	next     transport.Observer
+	opened   atomic.Int64 // closed → open
+	probes   atomic.Int64 // open → half-open: a probe goes
+	reopened atomic.Int64 // half-open → open: the probe failed
+}
+
+var _ transport.BreakerObserver = (*breakerWatch)(nil)
+
+// Request passes ev on.
+func (w *breakerWatch) Request(ev transport.RequestEvent) {
+	if w.next != nil {
+		w.next.Request(ev)
+	}
+}
+
+// Limits passes ev on.
+func (w *breakerWatch) Limits(ev transport.LimitsEvent) {
+	if w.next != nil {
+		w.next.Limits(ev)
+	}
+}
+
+// Breaker counts the change, and passes it on if next is a
+// transport.BreakerObserver.
+func (w *breakerWatch) Breaker(ev transport.BreakerEvent) {
+	switch {
+	case ev.From == breaker.StateClosed && ev.To == breaker.StateOpen:
+		w.opened.Add(1)
+	case ev.To == breaker.StateHalfOpen:
+		w.probes.Add(1)
+	case ev.From == breaker.StateHalfOpen && ev.To == breaker.StateOpen:
+		w.reopened.Add(1)
+	}
+	if bo, ok := w.next.(transport.BreakerObserver); ok {
+		bo.Breaker(ev)
+	}
 }
 
 func (r *result) percentile(p float64) time.Duration {
@@ -417,7 +520,10 @@ func printReport(out io.Writer, o options, results []*result) {
 	}
 	if len(o.faults) > 0 {
 		defer fmt.Fprint(out, "\nduring faults: while a fault of -faults was on, as the fake gateway counted requests;\n"+
-			"failed: answered 503 or dropped\n")
+			"failed: answered 503 or dropped. refused by breaker: failed calls whose last attempt\n"+
+			"the breaker refused; cut short: calls it refused that would have tried again only after\n"+
+			"the end of the run (their worker stopped). probes (failed): the half-open breaker's\n"+
+			"probes, and how many failed, opening it again\n")
 	}
 	row := func(label string, f func(*result) string) {
 		fmt.Fprintf(out, "  %-22s", label)
@@ -426,12 +532,7 @@ func printReport(out io.Writer, o options, results []*result) {
 		}
 		fmt.Fprintln(out)
 	}
-	row("", func(r *result) string {
-		if r.tollgate {
-			return "tollgate"
-		}
-		return "plain SDK"
-	})
+	row("", func(r *result) string { return r.name })
 	row("calls", func(r *result) string { return fmt.Sprint(r.calls) })
 	row("ok", func(r *result) string { return fmt.Sprint(r.ok) })
 	row("failed", func(r *result) string { return fmt.Sprint(r.failed) })
@@ -445,20 +546,28 @@ func printReport(out io.Writer, o options, results []*result) {
 		row("nonces reused", func(r *result) string { return fmt.Sprint(r.replays) })
 	}
 	if len(o.faults) > 0 {
+		withBreaker := func(f func(*result) string) func(*result) string {
+			return func(r *result) string {
+				if !r.breaker {
+					return "-"
+				}
+				return f(r)
+			}
+		}
 		row("requests during faults", func(r *result) string { return fmt.Sprint(r.storm.requests) })
 		row("  failed", func(r *result) string {
 			return fmt.Sprintf("%d (%.1f%%)", r.storm.failed, 100*float64(r.storm.failed)/float64(max(1, r.storm.requests)))
 		})
+		row("refused by breaker", withBreaker(func(r *result) string { return fmt.Sprint(r.open) }))
+		row("  cut short", withBreaker(func(r *result) string { return fmt.Sprint(r.cut) }))
+		row("breaker opened", withBreaker(func(r *result) string { return fmt.Sprint(r.opened) }))
+		row("probes (failed)", withBreaker(func(r *result) string { return fmt.Sprintf("%d (%d)", r.probes, r.reopened) }))
 	}
 	row("latency p50", func(r *result) string { return r.percentile(0.50).Round(time.Millisecond).String() })
 	row("latency p99", func(r *result) string { return r.percentile(0.99).Round(time.Millisecond).String() })
 	for _, r := range results {
 		if r.firstErr != nil {
-			name := "plain SDK"
-			if r.tollgate {
-				name = "tollgate"
-			}
-			fmt.Fprintf(out, "\nfirst failed call (%s): %v\n", name, aliyun.WrapError(r.firstErr))
+			fmt.Fprintf(out, "\nfirst failed call (%s): %v\n", r.name, aliyun.WrapError(r.firstErr))
 		}
 	}
 }

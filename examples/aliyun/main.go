@@ -11,12 +11,16 @@
 //	go run ./examples/aliyun -compare          # the plain SDK first, side by side
 //	go run ./examples/aliyun -headers alibaba  # the fake sends rate-limit headers
 //
-// -faults makes the fake gateway fail for a part of each run: a
-// comma-separated list of KIND=RATE@FROM-TO, KIND 503 (ServiceUnavailable
-// before admission) or drop (the connection closed mid-answer), RATE from 0
-// to 1, FROM and TO offsets into the run (TO left out: to the end). The
-// report then counts the requests the fake gateway saw while a fault was
-// on:
+// tollgate's run has a per-tenant circuit breaker (transport.Config.Breaker,
+// at its defaults) unless -breaker=false. -faults makes the fake gateway
+// fail for a part of each run: a comma-separated list of KIND=RATE@FROM-TO,
+// KIND 503 (ServiceUnavailable before admission) or drop (the connection
+// closed mid-answer), RATE from 0 to 1, FROM and TO offsets into the run
+// (TO left out: to the end). The report then counts the requests the fake
+// gateway saw while a fault was on, and what the breaker did. With
+// -compare and -faults, three runs go side by side: the plain SDK, tollgate
+// without the breaker and tollgate with it (-breaker=false leaves the last
+// out):
 //
 //	go run ./examples/aliyun -faults 503=0.8@5s-10s -compare
 //
@@ -63,7 +67,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.workers, "workers", 16, "concurrent callers")
 	fs.IntVar(&o.quota, "quota", defaultQuota, "the fake gateway's DescribeInstances quota per second (it steps to half and back during the run)")
 	headers := fs.String("headers", "none", "rate-limit headers the fake gateway sends: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all")
-	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare")
+	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare (with -faults: tollgate without and with the breaker)")
+	fs.BoolVar(&o.breaker, "breaker", true, "give tollgate a circuit breaker per tenant (transport.Config.Breaker)")
 	faults := fs.String("faults", "", "faults of the fake gateway in each run, as KIND=RATE@FROM-TO,... with KIND 503 or drop, e.g. 503=0.8@5s-10s (no TO: to the end)")
 	fs.StringVar(&o.endpoint, "endpoint", "", "a real ECS endpoint, e.g. ecs.cn-hangzhou.aliyuncs.com (default: the fake gateway)")
 	fs.StringVar(&o.region, "region", "cn-hangzhou", "the region to call")

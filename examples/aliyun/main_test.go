@@ -58,9 +58,9 @@ func median(xs []float64) float64 {
 }
 
 func testDemo(t *testing.T, seed uint64) *result {
-	o := options{duration: 15 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, seed: seed}
+	o := options{duration: 15 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, seed: seed, breaker: true}
 	var out bytes.Buffer
-	r, err := runOnce(t.Context(), o, true, &out)
+	r, err := runOnce(t.Context(), o, mode{tollgate: true, breaker: true}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func testDemo(t *testing.T, seed uint64) *result {
 // tollgate does not.
 func TestDemoCompare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		o := options{duration: 6 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, compare: true}
+		o := options{duration: 6 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, compare: true, breaker: true}
 		var out bytes.Buffer
 		if err := demo(t.Context(), o, &out); err != nil {
 			t.Fatal(err)
@@ -107,6 +107,71 @@ func TestDemoCompare(t *testing.T) {
 		}
 		if !strings.Contains(report, "first failed call (plain SDK)") || !strings.Contains(report, "Throttling.User") {
 			t.Errorf("the plain SDK's throttle failures do not show:\n%s", report)
+		}
+	})
+}
+
+// TestDemoFaults runs a 503 storm (80% of requests, from 3 s to 7 s of a
+// 9 s run) against tollgate without and with the circuit breaker, the same
+// seed, and checks what must hold whatever the scheduling: the fake gateway
+// counts the storm's requests and their 503s, the breaker opens and spares
+// the failing service requests, no nonce is reused, and the report shows
+// it all.
+func TestDemoFaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		faults, err := parseFaults("503=0.8@3s-7s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := options{duration: 9 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, seed: 1, breaker: true, faults: faults}
+		var out bytes.Buffer
+		var results []*result
+		for _, m := range []mode{{tollgate: true}, {tollgate: true, breaker: true}} {
+			r, err := runOnce(t.Context(), o, m, &out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, r)
+		}
+		printReport(&out, o, results)
+		report := out.String()
+		t.Log("\n" + report)
+		without, with := results[0], results[1]
+
+		if n := without.storm.requests; n < 100 {
+			t.Fatalf("without the breaker the fake gateway saw %d requests in the storm, want ≥ 100", n)
+		}
+		// 4 s at a quota of 20-40/s: ≥ 100 draws, so 80% ± 4 standard
+		// deviations.
+		if share := float64(without.storm.failed) / float64(without.storm.requests); share < 0.6 || share > 0.95 {
+			t.Errorf("without the breaker %.1f%% of the storm's requests failed, want 60-95%% (the fault is 80%%)", 100*share)
+		}
+		if with.opened < 1 {
+			t.Errorf("the breaker opened %d times, want ≥ 1", with.opened)
+		}
+		if without.opened != 0 || without.open != 0 {
+			t.Errorf("without the breaker: opened %d, refused %d, want 0", without.opened, without.open)
+		}
+		if with.storm.requests >= without.storm.requests {
+			t.Errorf("the fake gateway saw %d requests in the storm with the breaker, %d without: want fewer with it", with.storm.requests, without.storm.requests)
+		}
+		for _, r := range results {
+			if r.replays != 0 {
+				t.Errorf("%s: %d nonces reused", r.name, r.replays)
+			}
+		}
+		for _, want := range []string{
+			"faults 503=0.8@3s-7s",
+			"tollgate+breaker",
+			"requests during faults",
+			"refused by breaker",
+			"  cut short",
+			"breaker opened",
+			"probes (failed)",
+		} {
+			if !strings.Contains(report, want) {
+				t.Errorf("report lacks %q", want)
+			}
 		}
 	})
 }
