@@ -97,6 +97,7 @@ type Breaker struct {
 	onChange     func(Change)
 
 	state     atomic.Uint32         // the State, as gobreaker last set it
+	inRow     atomic.Int64          // failures since the last outcome that was not one
 	openUntil atomic.Int64          // Unix ns at which an open breaker lets the probe through
 	probe     atomic.Pointer[probe] // the half-open probe in flight; nil if none
 	tripped   gobreaker.Counts      // the counts that last opened it; under gobreaker's lock
@@ -145,7 +146,7 @@ func New(cfg Config, onChange func(Change)) *Breaker {
 		Timeout: max(cfg.OpenFor-1, 1),
 		ReadyToTrip: func(c gobreaker.Counts) bool {
 			answers := c.TotalSuccesses + c.TotalFailures
-			trip := inRow > 0 && c.ConsecutiveFailures >= inRow ||
+			trip := inRow > 0 && b.inRow.Load() >= int64(inRow) ||
 				answers >= minAnswers && float64(c.TotalFailures) >= ratio*float64(answers)
 			if trip {
 				b.tripped = c
@@ -174,6 +175,7 @@ func (b *Breaker) changed(_ string, from, to gobreaker.State) {
 	if c.To != StateHalfOpen {
 		b.probe.Store(nil)
 	}
+	b.inRow.Store(0)
 	b.state.Store(uint32(c.To))
 	if b.onChange == nil {
 		return
@@ -345,6 +347,7 @@ func (p Pass) Done(o Outcome) {
 	case p.probe != nil:
 		p.probe.finish(p.b, o)
 	default:
+		p.b.count(o)
 		p.done(errOf(o))
 		p.b.flush()
 	}
@@ -356,9 +359,23 @@ func (p *probe) finish(b *Breaker, o Outcome) {
 		return
 	}
 	b.probe.CompareAndSwap(p, nil)
+	b.count(o)
 	p.done(errOf(o))
 	close(p.answered)
 	b.flush()
+}
+
+// count keeps the row of failures: any other outcome breaks it, a throttle
+// too. (gobreaker's own ConsecutiveFailures skips what it does not count,
+// so throttles between failures would join them into one row: a tenant at
+// its quota sees no success at the end of each window, only throttles and
+// failures.)
+func (b *Breaker) count(o Outcome) {
+	if o == Failure {
+		b.inRow.Add(1)
+	} else {
+		b.inRow.Store(0)
+	}
 }
 
 func errOf(o Outcome) error {

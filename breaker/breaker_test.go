@@ -116,7 +116,9 @@ func TestOpensOnConsecutiveFailures(t *testing.T) {
 			answer(t, b, Success)
 		}
 		answer(t, b, Failure)
-		answer(t, b, Ignored) // a throttle between does not break the run
+		answer(t, b, Failure)
+		answer(t, b, Ignored) // a throttle between breaks the row
+		answer(t, b, Failure)
 		answer(t, b, Failure)
 		if b.State() != StateClosed {
 			t.Fatalf("state after 2 failures in a row = %v, want closed", b.State())

@@ -7,9 +7,9 @@ import "time"
 //
 // The defaults were chosen with the instrument in package transport
 // (TestBreakerTrips; the table is in the README): 32 callers on a 50/s
-// quota for 10 min, with a share of the answers failing. They open within
-// 0.2 s of the first failure at 50% failures and more, and never at 30% and
-// less, where retries absorb the failures; at 40% now and then.
+// quota, healthy for 20 s and then failing for 10 min. They open within
+// 1.2 s of the failures' start at 50% failures and more, and never at 30%
+// and less, where retries absorb the failures; at 40%, twice in 10 min.
 type Config struct {
 	// Window is how far back the failure rate looks, as ten buckets of a
 	// tenth each (gobreaker's rolling window). Zero means 10 s.
@@ -26,13 +26,11 @@ type Config struct {
 	FailureRatio float64
 
 	// ConsecutiveFailures opens the breaker after this many failures in a
-	// row (throttles between them do not break the row), however few
-	// requests there were: for traffic too thin for the rate. Zero means
-	// 20. Runs are longer than chance makes them where a tenant works at
-	// its quota: the end of each window brings throttles and failures
-	// but no success, and 10 in a row opened the breaker 13 times in 10
-	// min at 30% failures (5 in a row: 22 times at 20%). A negative value
-	// turns it off.
+	// row, however few requests there were: for a storm that begins after
+	// healthy traffic, whose failure rate over Window the healthy answers
+	// still dilute, and for traffic too thin for the rate. Any other
+	// outcome breaks the row, a throttle too. Zero means 10. A negative
+	// value turns it off.
 	ConsecutiveFailures int
 
 	// OpenFor is how long the breaker stays open before it lets a probe
@@ -52,7 +50,7 @@ const (
 	DefaultWindow              = 10 * time.Second
 	DefaultMinRequests         = 20
 	DefaultFailureRatio        = 0.5
-	DefaultConsecutiveFailures = 20
+	DefaultConsecutiveFailures = 10
 	DefaultOpenFor             = 5 * time.Second
 	DefaultProbeTimeout        = 10 * time.Second
 )

@@ -18,12 +18,14 @@
 //
 //   - Closed: every request goes. When the failure rate reaches
 //     FailureRatio over at least MinRequests answers, or ConsecutiveFailures
-//     answers fail in a row (for when traffic is too thin for the rate),
-//     the breaker opens.
+//     answers fail in a row (a storm after healthy traffic, whose rate the
+//     healthy answers still dilute; traffic too thin for the rate), the
+//     breaker opens.
 //   - Open: for OpenFor, nothing goes; Allow and Check fail at once with an
 //     *OpenError that says how long until the probe.
-//   - Half-open: one request, the probe, goes; the others fail at once
-//     until its answer. A success closes the breaker with its counts
+//   - Half-open: one request, the probe, goes; the others wait for its
+//     answer (Await), as waiters do at the limiter's pause gate, or are
+//     refused by Allow. A success closes the breaker with its counts
 //     cleared; a failure, or no answer within ProbeTimeout, opens it for
 //     OpenFor again. A probe that is not counted (a throttle) lets the next
 //     request probe.

@@ -130,9 +130,9 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // storm runs 32 workers of one account against a fake gateway with a
 // quota of 50/s and no rate-limit headers, through a Transport with cfg:
-// healthy for 5 s, then 80% of the requests answered 503
-// ServiceUnavailable for 5 s, then healthy again until 25 s.
-func storm(t *testing.T, cfg Config) (*breakerLog, *fakecloud.Cloud, *stormLoad, *meter) {
+// healthy for 5 s, then failing as faults say (on top of the latency) for
+// 5 s, then healthy again until 25 s.
+func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fakecloud.Cloud, *stormLoad, *meter) {
 	const limit = 50
 	cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency})
 	var log breakerLog
@@ -145,15 +145,15 @@ func storm(t *testing.T, cfg Config) (*breakerLog, *fakecloud.Cloud, *stormLoad,
 	wg := l.run(ctx, t, tr, workers)
 	time.Sleep(5 * time.Second)
 	l.from.Store(time.Now().UnixNano())
-	stormy := latency
-	stormy.UnavailableRate = 0.8
+	stormy := faults
+	stormy.LatencyRate, stormy.Latency, stormy.LatencyJitter = latency.LatencyRate, latency.Latency, latency.LatencyJitter
 	cloud.SetFaults(stormy)
 	before := cloud.Stats().Total
 	time.Sleep(5 * time.Second)
 	cloud.SetFaults(latency)
 	during := cloud.Stats().Total
-	t.Logf("during the storm the server saw %d requests, %d answered 503",
-		during.Requests-before.Requests, during.Unavailable-before.Unavailable)
+	t.Logf("during the storm the server saw %d requests, %d answered 503, %d dropped",
+		during.Requests-before.Requests, during.Unavailable-before.Unavailable, during.Dropped-before.Dropped)
 	time.Sleep(10 * time.Second)
 	m := newMeter(cloud, "AK1")
 	time.Sleep(5*time.Second - time.Millisecond)
@@ -166,27 +166,31 @@ func storm(t *testing.T, cfg Config) (*breakerLog, *fakecloud.Cloud, *stormLoad,
 // time it half-opens, no caller waits long, and the quota is used in full
 // again within two probe intervals of the storm's end.
 func TestBreakerStorm(t *testing.T) {
+	unavailable := fakecloud.Faults{UnavailableRate: 0.8}
 	for _, tc := range []struct {
 		name    string
 		cfg     breaker.Config
 		openFor time.Duration
+		faults  fakecloud.Faults
 	}{
-		{"defaults", breaker.Config{}, breaker.DefaultOpenFor},
+		{"defaults", breaker.Config{}, breaker.DefaultOpenFor, unavailable},
 		// Probes within the storm: most fail, and one in five closes the
 		// breaker until the failures open it again.
-		{"open for 1s", breaker.Config{OpenFor: time.Second}, time.Second},
+		{"open for 1s", breaker.Config{OpenFor: time.Second}, time.Second, unavailable},
+		// 200s whose connections drop mid-body: only the body shows it.
+		{"dropped", breaker.Config{}, breaker.DefaultOpenFor, fakecloud.Faults{DropRate: 0.8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { testStorm(t, tc.cfg, tc.openFor) })
+			synctest.Test(t, func(t *testing.T) { testStorm(t, tc.cfg, tc.openFor, tc.faults) })
 		})
 	}
 }
 
-func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration) {
+func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration, faults fakecloud.Faults) {
 	{
 		start := time.Now()
 		stormAt, stormEnd := start.Add(5*time.Second), start.Add(10*time.Second)
-		log, cloud, l, m := storm(t, Config{Breaker: &cfg})
+		log, cloud, l, m := storm(t, Config{Breaker: &cfg}, faults)
 		after := m.since()
 
 		if len(log.changes) == 0 || log.changes[0].To != breaker.StateOpen {
@@ -249,7 +253,7 @@ func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration) {
 // caller keeps sending at the tenant's pace, and none is refused.
 func TestBreakerOffStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		log, _, l, _ := storm(t, Config{})
+		log, _, l, _ := storm(t, Config{}, fakecloud.Faults{UnavailableRate: 0.8})
 		if len(log.changes) != 0 || l.open.Load() != 0 {
 			t.Fatalf("no breaker, but %d changes and %d refusals", len(log.changes), l.open.Load())
 		}

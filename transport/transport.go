@@ -239,7 +239,11 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 	if now := time.Now(); t.parser.Defers(resp) {
 		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(ev, o, lim, ticket, pass) })
 	} else {
-		t.answered(ev, t.parser.Parse(resp, now), lim, ticket, pass)
+		o := t.parser.Parse(resp, now)
+		if b != nil && breaker.Judge(o) == breaker.Success && judgeBody(resp, ctx, pass) {
+			pass = breaker.Pass{} // the body tells the breaker
+		}
+		t.answered(ev, o, lim, ticket, pass)
 	}
 	return resp, nil
 }
