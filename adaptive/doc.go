@@ -97,7 +97,11 @@
 // throttle there means the quota is unchanged: the gate pauses to the window's
 // predicted end, and probing an unchanged quota costs about one throttle
 // in 200. If the window goes through, the quota grew: slow start again
-// until a throttle, then measure. Idle time teaches nothing.
+// until a throttle, then measure. But only if the callers kept up the
+// probe's pace (successes of at least 90% of L̂ per window in it): a
+// window that saw L̂ or fewer of ours, because demand fell or a circuit
+// breaker held everyone back, says nothing, and the probe is tried again
+// later. Idle time teaches nothing.
 //
 // A cap on requests in flight: where strays are common, the learner also
 // counts each answer by its level, how many of our requests were in

@@ -109,6 +109,7 @@ type estimator struct {
 	// admission spanSeq; fails doubles the spacing.
 	probeAt, spanEnd  int64
 	spanAt            int64 // the span in force from then to spanEnd
+	spanN             int64 // successes admitted within the span
 	probeSeq          uint64
 	spanSeq, spanStop uint64
 	fails             int
@@ -337,6 +338,13 @@ func (e *estimator) windowOf(a int64) (from, unsure int64, ok bool) {
 	return lo, hi - lo, true
 }
 
+// spanKept is the share of L̂ per window that the successes admitted in a
+// probe's span must reach for its verdict to count: the span paces L̂+1
+// per window, and callers that kept up with it send about that; at 80% of
+// L̂ (a single caller, or a breaker that held everyone back) no window saw
+// more than L̂.
+const spanKept = 0.9
+
 // minProbeGap is how many admissions, at least, separate two probes above
 // L̂: a failed probe costs about one throttle, so probing an unchanged quota
 // costs at most about 0.5% of what is sent.
@@ -369,10 +377,18 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 	if e.phase != PhaseSettled || e.seeking {
 		return false
 	}
+	if e.spanEnd != 0 && at >= e.spanAt && at < e.spanEnd {
+		e.spanN++
+	}
 	switch {
 	case e.spanEnd != 0 && at >= e.spanEnd:
+		// The span tells only if the callers kept up its pace: with
+		// fewer successes in it than L̂ per window (demand fell, or a
+		// circuit breaker held everyone back), no window need have seen
+		// more than L̂, and all of them getting through says nothing.
+		kept := float64(e.spanN) >= spanKept*float64(e.limit)*float64(e.spanEnd-e.spanAt)/float64(max(e.win, 1))
 		e.spanEnd = 0
-		if next-e.spanSeq <= uint64(e.limit) {
+		if next-e.spanSeq <= uint64(e.limit) || !kept {
 			// Too few were sent to tell: try again later.
 			e.schedule(now, next, maxPause, false)
 			return true
@@ -381,7 +397,7 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
-		e.spanSeq, e.spanStop = next, 0
+		e.spanSeq, e.spanStop, e.spanN = next, 0, 0
 		if a, b := e.predict(now); b > now && b-a < e.win/8 {
 			// The phase is known: the span is the next window.
 			e.spanAt, e.spanEnd = b, b+e.win+spread
