@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -215,12 +216,7 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, ResultRefused, err)
 	}
-	pass, err := b.Allow(time.Now())
-	for isProbing(err) {
-		if err = b.Await(ctx); err == nil {
-			pass, err = b.Allow(time.Now())
-		}
-	}
+	pass, err := allow(ctx, b)
 	ev.Wait = time.Since(start)
 	if err != nil {
 		ticket.Cancel()
@@ -237,22 +233,31 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		return nil, err
 	}
 	if now := time.Now(); t.parser.Defers(resp) {
-		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(ev, o, lim, ticket, pass) })
+		e := ev // a copy, so that only this path allocates it
+		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(e, o, lim, ticket, pass) })
 	} else {
 		o := t.parser.Parse(resp, now)
+		told := pass
 		if b != nil && breaker.Judge(o) == breaker.Success && judgeBody(resp, ctx, pass) {
-			pass = breaker.Pass{} // the body tells the breaker
+			told = breaker.Pass{} // the body tells the breaker
 		}
-		t.answered(ev, o, lim, ticket, pass)
+		t.answered(ev, o, lim, ticket, told)
 	}
 	return resp, nil
 }
 
-// isProbing reports whether err is a half-open breaker's refusal while its
-// probe is in flight.
-func isProbing(err error) bool {
-	oe, ok := err.(*breaker.OpenError)
-	return ok && oe.Probing
+// allow asks b to let a request go now; while b's probe is in flight it
+// waits for the probe's answer and asks again.
+func allow(ctx context.Context, b *breaker.Breaker) (breaker.Pass, error) {
+	for {
+		pass, err := b.Allow(time.Now())
+		if oe, ok := err.(*breaker.OpenError); !ok || !oe.Probing {
+			return pass, err
+		}
+		if err := b.Await(ctx); err != nil {
+			return breaker.Pass{}, err
+		}
+	}
 }
 
 // resultOf returns the Result of a RoundTrip the breaker ended with err:
