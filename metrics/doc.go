@@ -67,6 +67,6 @@
 // tens of nanoseconds with no allocation; the metric values are built only
 // when Prometheus scrapes. A Transport with an Observer also takes its
 // observed path, which reads the clock and the tenant's limits around each
-// request. BenchmarkRoundTrip in bench_test.go measures both against a
-// Transport with no Observer.
+// request. BenchmarkRoundTrip in transport/bench_test.go measures both
+// against a Transport with no Observer.
 package metrics
