@@ -226,7 +226,7 @@ func TestProbeFailsReopens(t *testing.T) {
 		if b.State() != StateOpen || b.Check(time.Now()) == nil {
 			t.Fatalf("state after a failed probe = %v, want open", b.State())
 		}
-		if got := b.OpenUntil().Sub(time.Now()); got != time.Second {
+		if got := time.Until(b.OpenUntil()); got != time.Second {
 			t.Fatalf("open for %v more, want 1s", got)
 		}
 	})
