@@ -34,11 +34,13 @@
 // instead of every caller's retries, and traffic comes back one answer
 // after the service does.
 //
-// The state machine and its counts are gobreaker's (TwoStepCircuitBreaker,
-// with its rolling window). What this package adds: the classification of
-// answers into outcomes, a lock-free Check that refuses without taking
-// gobreaker's lock, an error that carries the time until the probe, a
-// timeout for a probe whose answer never comes, and state changes reported
-// outside gobreaker's lock (its OnStateChange hook runs under it, so a hook
-// that called back into the breaker would deadlock).
+// The state machine and its rolling counts are gobreaker's
+// (TwoStepCircuitBreaker). What this package adds: the classification of
+// answers into outcomes, its own row of failures (gobreaker's skips what it
+// does not count, so throttles between failures would join them into one
+// row), a lock-free Check that refuses without taking gobreaker's lock, an
+// error that carries the time until the probe, waiting for the probe's
+// answer (Await), a timeout for a probe whose answer never comes, and state
+// changes reported outside gobreaker's lock (its OnStateChange hook runs
+// under it, so a hook that called back into the breaker would deadlock).
 package breaker
