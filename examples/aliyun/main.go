@@ -2,8 +2,8 @@
 // inside its quota.
 //
 // With no flags it starts the fake gateway (internal/fakecloud) on
-// loopback with a quota of 20 DescribeInstances per second that steps down to
-// 10/s and back up during the run, then drives a v1 SDK ECS client through
+// loopback with a quota of 40 DescribeInstances per second that steps down to
+// 20/s and back up during the run, then drives a v1 SDK ECS client through
 // tollgate with 16 workers for 15 s, printing a progress line each second and
 // a report at the end:
 //
