@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,73 +64,11 @@ func (l *breakerLog) sendsIn(from, to time.Time) int {
 	return n
 }
 
-// stormLoad is what the workers of a storm run saw.
-type stormLoad struct {
-	ok, answered, open, failed atomic.Int64
-	from                       atomic.Int64 // Unix ns from which longest is measured
-	longest                    atomic.Int64 // ns, the longest RoundTrip begun after from
-}
-
-// run drives workers that send until ctx ends. A refusal of the breaker
-// is waited out as retry.Do would (its Wait, at least 1 ms).
-func (l *stormLoad) run(ctx context.Context, t *testing.T, rt http.RoundTripper, workers int) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				req, err := fakecloud.NewRequest(ctx, endpoint, "AK1", "DescribeInstances")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				start := time.Now()
-				resp, err := rt.RoundTrip(req)
-				if d := int64(time.Since(start)); start.UnixNano() >= l.from.Load() && d > l.longest.Load() {
-					l.longest.Store(d) // racing writers may lose a figure: a test's log
-				}
-				var oe *breaker.OpenError
-				switch {
-				case errors.As(err, &oe):
-					l.open.Add(1)
-					if !errors.Is(err, ErrCircuitOpen) {
-						t.Errorf("refusal %v does not match ErrCircuitOpen", err)
-					}
-					sleep(ctx, max(oe.Wait, time.Millisecond))
-				case errors.Is(err, ErrDeadline) || ctx.Err() != nil:
-					<-ctx.Done()
-					return
-				case err != nil:
-					l.failed.Add(1)
-					t.Errorf("RoundTrip: %v", err)
-					sleep(ctx, 10*time.Millisecond)
-				default:
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					l.answered.Add(1)
-					if resp.StatusCode == http.StatusOK {
-						l.ok.Add(1)
-					}
-				}
-			}
-		})
-	}
-	return &wg
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // storm runs 32 workers of one account against a fake gateway with a
 // quota of 50/s and no rate-limit headers, through a Transport with cfg:
 // healthy for 5 s, then failing as faults say (on top of the latency) for
 // 5 s, then healthy again until 25 s.
-func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fakecloud.Cloud, *stormLoad, *meter) {
+func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fakecloud.Cloud, *load, *meter) {
 	const limit = 50
 	cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency})
 	var log breakerLog
@@ -140,9 +76,9 @@ func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fak
 	tr := New(log.counting(cloud.RoundTripper()), cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Second)
 	defer cancel()
-	var l stormLoad
+	var l load
 	l.from.Store(math.MaxInt64)
-	wg := l.run(ctx, t, tr, workers)
+	wg := l.run(ctx, t, tr, "AK1", workers)
 	time.Sleep(5 * time.Second)
 	l.from.Store(time.Now().UnixNano())
 	stormy := faults
@@ -239,8 +175,8 @@ func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration, faults f
 		if d := time.Duration(l.longest.Load()); d > 2*time.Second {
 			t.Errorf("a RoundTrip from the storm on took %v", d)
 		}
-		t.Logf("%d probes; calls: %d answered (%d ok), %d refused by the breaker; longest RoundTrip from the storm on %v",
-			probes, l.answered.Load(), l.ok.Load(), l.open.Load(), time.Duration(l.longest.Load()))
+		t.Logf("%d probes; calls: %d ok, %d answered otherwise, %d refused by the breaker; longest RoundTrip from the storm on %v",
+			probes, l.ok.Load(), l.throttled.Load(), l.open.Load(), time.Duration(l.longest.Load()))
 		// From 20 s, closed for good: the full quota, as without a storm.
 		withoutHeaders.check(t, "from 20s to 25s", after, 50)
 		if n := cloud.Stats().Total.Replays; n != 0 {
@@ -257,7 +193,7 @@ func TestBreakerOffStorm(t *testing.T) {
 		if len(log.changes) != 0 || l.open.Load() != 0 {
 			t.Fatalf("no breaker, but %d changes and %d refusals", len(log.changes), l.open.Load())
 		}
-		t.Logf("calls: %d answered (%d ok)", l.answered.Load(), l.ok.Load())
+		t.Logf("calls: %d ok, %d answered otherwise", l.ok.Load(), l.throttled.Load())
 	})
 }
 
@@ -278,8 +214,8 @@ func TestThrottlesNeverOpen(t *testing.T) {
 				tr := New(cloud.RoundTripper(), Config{Rules: &rules, Observer: &log, Breaker: &breaker.Config{ConsecutiveFailures: 2}})
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 				defer cancel()
-				var l stormLoad
-				l.run(ctx, t, tr, workers).Wait()
+				var l load
+				l.run(ctx, t, tr, "AK1", workers).Wait()
 				st := cloud.Stats().Total
 				if len(log.changes) != 0 || l.open.Load() != 0 {
 					t.Errorf("%d throttles opened the breaker: %d changes, %d refusals", st.Throttled, len(log.changes), l.open.Load())
@@ -336,8 +272,8 @@ func TestDegradedStaysClosed(t *testing.T) {
 		tr := New(cloud.RoundTripper(), Config{Observer: &log, Breaker: &breaker.Config{}})
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
-		var l stormLoad
-		l.run(ctx, t, tr, workers).Wait()
+		var l load
+		l.run(ctx, t, tr, "AK1", workers).Wait()
 		st := cloud.Stats().Total
 		if len(log.changes) != 0 {
 			t.Errorf("one failure in five opened the breaker: %v", log.changes)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 )
 
@@ -18,9 +19,14 @@ import (
 const endpoint = "http://ecs.cn-hangzhou.aliyuncs.com"
 
 // load drives workers goroutines that each send DescribeInstances through rt
-// for the given AccessKeyId until ctx ends, and counts what comes back.
+// for the given AccessKeyId until ctx ends, and counts what comes back. A
+// refusal of an open circuit breaker is waited out as retry.Do would (its
+// Wait, at least 1 ms).
 type load struct {
-	ok, throttled, failed atomic.Int64
+	ok, throttled, failed atomic.Int64 // answered 200, answered otherwise, no answer
+	open                  atomic.Int64 // refused by an open circuit breaker
+	from                  atomic.Int64 // Unix ns from which longest is measured (0: from the start)
+	longest               atomic.Int64 // ns, the longest RoundTrip begun at or after from
 }
 
 func (l *load) run(ctx context.Context, t *testing.T, rt http.RoundTripper, akid string, workers int) *sync.WaitGroup {
@@ -34,31 +40,60 @@ func (l *load) run(ctx context.Context, t *testing.T, rt http.RoundTripper, akid
 					t.Error(err)
 					return
 				}
+				start := time.Now()
 				resp, err := rt.RoundTrip(req)
-				if errors.Is(err, ErrDeadline) {
+				l.took(start)
+				var oe *breaker.OpenError
+				switch {
+				case errors.Is(err, ErrDeadline):
 					// The run ends before this worker's turn would come.
 					<-ctx.Done()
 					return
-				}
-				if err != nil {
+				case errors.As(err, &oe):
+					l.open.Add(1)
+					if !errors.Is(err, ErrCircuitOpen) {
+						t.Errorf("refusal %v does not match ErrCircuitOpen", err)
+					}
+					sleep(ctx, max(oe.Wait, time.Millisecond))
+				case err != nil:
 					if ctx.Err() == nil {
 						l.failed.Add(1)
 						t.Errorf("RoundTrip: %v", err)
-						time.Sleep(10 * time.Millisecond) // never spin
+						sleep(ctx, 10*time.Millisecond) // never spin
 					}
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					l.ok.Add(1)
-				} else {
-					l.throttled.Add(1)
+				default:
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						l.ok.Add(1)
+					} else {
+						l.throttled.Add(1)
+					}
 				}
 			}
 		})
 	}
 	return &wg
+}
+
+// took records a RoundTrip begun at start and ended now in longest.
+func (l *load) took(start time.Time) {
+	if start.UnixNano() < l.from.Load() {
+		return
+	}
+	d := int64(time.Since(start))
+	for m := l.longest.Load(); d > m && !l.longest.CompareAndSwap(m, d); m = l.longest.Load() {
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // span is what the fake admitted and throttled for one account between two

@@ -66,8 +66,8 @@ func TestBreakerTrips(t *testing.T) {
 				tr := New(cloud.RoundTripper(), Config{Observer: &log, Breaker: &cfg})
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second+10*time.Minute)
 				defer cancel()
-				var l stormLoad
-				wg := l.run(ctx, t, tr, workers)
+				var l load
+				wg := l.run(ctx, t, tr, "AK1", workers)
 				time.Sleep(20 * time.Second)
 				f := col.faults
 				f.LatencyRate, f.Latency, f.LatencyJitter = latency.LatencyRate, latency.Latency, latency.LatencyJitter
