@@ -53,6 +53,8 @@ type Limiter struct {
 	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
 	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
 	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
+	srcNow   atomic.Uint32 // the Source of the pacer in force, for Pace
+	share    atomic.Uint64 // the share of the quota spent here, float64 bits; 0 for 1 (see SetShare)
 
 	mu   sync.Mutex // guards s, wake and gen writes
 	wake chan struct{}

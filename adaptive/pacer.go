@@ -94,6 +94,13 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			wlim, wlen = 0, 0
 		}
 	}
+	if sh := l.Share(); sh < 1 {
+		// Another process spends the rest (see SetShare).
+		rate *= sh
+		if wlim > 0 {
+			wlim = max(int64(float64(wlim)*sh), 1)
+		}
+	}
 	if floor := 1e9 / float64(p.maxPause); rate > 0 && rate < floor && src != SourceRule {
 		// However slow the pace the server's answers set, one request per
 		// MaxPause goes: its answer may correct it. (A rule is the user's.)
@@ -102,6 +109,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	s.fresh = false
 	l.capOff.Store(capIn)
 	s.src, s.wlim, s.wlen = src, wlim, wlen
+	l.srcNow.Store(uint32(src))
 	if src == SourceLearned {
 		// The window the learner paces by, for Snapshot.
 		if limit, win := e.pace(l.spread()); limit > 0 && e.phase == PhaseSettled {
