@@ -65,6 +65,29 @@ type Config struct {
 	// never open it. Nil means no breaker, at no cost.
 	Breaker *breaker.Config
 
+	// Store, if set, shares tenants' quotas with the other processes that
+	// spend them (see Store; package redisquota keeps them in Redis): a
+	// tenant whose pace a rule or the server's headers set is paced across
+	// all the processes as one, and a pause the server asks of one holds
+	// them all. If the store fails a call (its own timeout bounds each), no
+	// request fails or waits for it: the tenants it shared go on each
+	// alone, at StoreShare of their pace, the Observer and Logger hear of
+	// it once, and one request per StoreRetry tries the store again. Nil
+	// means each process paces on its own, at no cost.
+	Store Store
+
+	// StoreShare is the share of each shared tenant's pace a process keeps
+	// while its Store does not answer. Zero means 1/N, with N the most
+	// processes the store has seen spending one tenant's quota since the
+	// Transport started, at least 2: a process cannot tell an outage of
+	// the store from one of its own link to it, so it assumes the others
+	// go on too.
+	StoreShare float64
+
+	// StoreRetry is how long the tenants go on alone after the Store
+	// failed before one request tries it again. Zero means 1 s.
+	StoreRetry time.Duration
+
 	// Parser reads the answers. Nil means a zero quota.Parser: hints capped at
 	// one minute, error bodies peeked at up to 64 KiB.
 	Parser *quota.Parser

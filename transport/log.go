@@ -37,6 +37,10 @@ import (
 //   - msgBreaker (Warn): a tenant's circuit breaker changed state (opened,
 //     let a probe through, closed), one record per change; the requests it
 //     refuses are not logged.
+//   - msgStoreDown (Warn): the Store (Config.Store) failed a call; the
+//     shared tenants go on each alone at a share of their quota. One record
+//     per outage, not per request.
+//   - msgStoreUp (Info): the Store answers again; the tenants share again.
 //
 // Allowed and waited requests are never logged.
 const (
@@ -48,6 +52,8 @@ const (
 	msgRefused   = "tollgate: request refused"
 	msgFailed    = "tollgate: request failed"
 	msgBreaker   = "tollgate: circuit breaker"
+	msgStoreDown = "tollgate: store unreachable"
+	msgStoreUp   = "tollgate: store back"
 )
 
 // logObserver is the Observer behind Config.Logger.
@@ -204,6 +210,20 @@ func (o *logObserver) Breaker(ev BreakerEvent) {
 	o.l.LogAttrs(context.Background(), slog.LevelWarn, msgBreaker, attrs...)
 }
 
+// Store logs one record per change of the Store's health: Warn when it
+// stops answering, Info when it answers again.
+func (o *logObserver) Store(ev StoreEvent) {
+	if ev.Up {
+		if o.enabled(slog.LevelInfo) {
+			o.l.LogAttrs(context.Background(), slog.LevelInfo, msgStoreUp)
+		}
+		return
+	}
+	if o.enabled(slog.LevelWarn) {
+		o.l.LogAttrs(context.Background(), slog.LevelWarn, msgStoreDown, errorAttr(ev.Err), slog.Float64("share", ev.Share))
+	}
+}
+
 func tenantAttr(k quota.Key) slog.Attr { return slog.String("tenant", k.String()) }
 
 // errorAttr is the "error" attribute: err's text with credentials removed
@@ -246,6 +266,14 @@ func (m multiObserver) Breaker(ev BreakerEvent) {
 	for _, o := range m {
 		if bo, ok := o.(BreakerObserver); ok {
 			bo.Breaker(ev)
+		}
+	}
+}
+
+func (m multiObserver) Store(ev StoreEvent) {
+	for _, o := range m {
+		if so, ok := o.(StoreObserver); ok {
+			so.Store(ev)
 		}
 	}
 }

@@ -83,6 +83,25 @@ type BreakerEvent struct {
 	breaker.Change
 }
 
+// StoreObserver is an Observer that is also told when the Transport's
+// Store (Config.Store) stops answering and when it answers again. An
+// Observer that does not implement it is not.
+type StoreObserver interface {
+	Observer
+	// Store is called once per change, on the goroutine of the request
+	// whose call to the store failed or succeeded, with no lock held.
+	Store(StoreEvent)
+}
+
+// StoreEvent says that the Transport's Store stopped answering (Up false:
+// Err says why, and the tenants it shared go on each alone at Share of
+// their quota) or answers again (Up true: they share it again).
+type StoreEvent struct {
+	Up    bool
+	Err   error
+	Share float64
+}
+
 // LimitsEvent describes a change of a tenant's limits caused by an answer.
 type LimitsEvent struct {
 	Key           quota.Key

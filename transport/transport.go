@@ -74,7 +74,8 @@ type Transport struct {
 	limits   *adaptive.Registry
 	parser   *quota.Parser
 	observer Observer // nil: nothing observes
-	full     bool     // an Observer or breakers: RoundTrip takes fullRoundTrip
+	full     bool     // an Observer, breakers or a Store: RoundTrip takes fullRoundTrip
+	health   storeHealth
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -142,7 +143,7 @@ func (t *Transport) init() {
 			rc.Breaker = t.newBreaker
 		}
 		t.limits = adaptive.NewRegistry(rc)
-		t.full = t.observer != nil || t.cfg.Breaker != nil
+		t.full = t.observer != nil || t.cfg.Breaker != nil || t.cfg.Store != nil
 	})
 }
 
@@ -194,8 +195,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// fullRoundTrip is RoundTrip with the tenant's circuit breaker asked and
-// the Observer told what happens; either may be missing. The breaker is
+// fullRoundTrip is RoundTrip with the tenant's circuit breaker asked, the
+// shared pacer of the Store waited for (see reserve) and the Observer told
+// what happens; any of them may be missing. The breaker is
 // asked twice: before the wait for quota, so that an open breaker refuses
 // at once, and right before sending, so that a request that waited while
 // the breaker opened is not sent, and so that the breaker's one probe is
@@ -211,8 +213,20 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, resultOf(err), err)
 	}
+	var res Reservation
+	shared := false
+	if t.cfg.Store != nil {
+		var err error
+		if res, shared, err = t.reserve(ctx, key, lim); err != nil {
+			ev.Wait = time.Since(start)
+			return t.refuse(req, ev, ResultRefused, err)
+		}
+	}
 	ticket, err := lim.Wait(ctx)
 	if err != nil {
+		if shared {
+			t.cancel(key, res)
+		}
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, ResultRefused, err)
 	}
@@ -220,6 +234,9 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 	ev.Wait = time.Since(start)
 	if err != nil {
 		ticket.Cancel()
+		if shared {
+			t.cancel(key, res)
+		}
 		return t.refuse(req, ev, resultOf(err), err)
 	}
 	resp, err := t.send(req)
@@ -234,14 +251,14 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 	}
 	if now := time.Now(); t.parser.Defers(resp) {
 		e := ev // a copy, so that only this path allocates it
-		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(e, o, lim, ticket, pass) })
+		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(e, o, lim, ticket, pass, shared) })
 	} else {
 		o := t.parser.Parse(resp, now)
 		told := pass
 		if b != nil && breaker.Judge(o) == breaker.Success && judgeBody(resp, ctx, pass) {
 			told = breaker.Pass{} // the body tells the breaker
 		}
-		t.answered(ev, o, lim, ticket, told)
+		t.answered(ev, o, lim, ticket, told, shared)
 	}
 	return resp, nil
 }
@@ -280,20 +297,30 @@ func (t *Transport) refuse(req *http.Request, ev RequestEvent, r Result, err err
 }
 
 // answered tells the limiter, the breaker and the Observer what the answer
-// to ticket's request said.
-func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive.Limiter, ticket adaptive.Ticket, pass breaker.Pass) {
+// to ticket's request said, and the Store of a pause it began if the
+// request was shared.
+func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive.Limiter, ticket adaptive.Ticket, pass breaker.Pass, shared bool) {
+	var paused time.Time
+	if shared {
+		paused = lim.Paused()
+	}
 	if t.observer == nil {
 		ticket.Done(o)
-		pass.Done(breaker.Judge(o))
+	} else {
+		before := lim.Snapshot()
+		ticket.Done(o)
+		if after := lim.Snapshot(); limitsChanged(before, after) {
+			t.observer.Limits(LimitsEvent{Key: ev.Key, Before: before, After: after, Answer: o})
+		}
+	}
+	if shared {
+		t.sharePause(ev.Key, lim, paused)
+	}
+	pass.Done(breaker.Judge(o))
+	if t.observer == nil {
 		return
 	}
 	ev.Answer = o
-	before := lim.Snapshot()
-	ticket.Done(o)
-	if after := lim.Snapshot(); limitsChanged(before, after) {
-		t.observer.Limits(LimitsEvent{Key: ev.Key, Before: before, After: after, Answer: o})
-	}
-	pass.Done(breaker.Judge(o))
 	switch {
 	case o.Throttled:
 		ev.Result = ResultThrottled

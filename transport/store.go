@@ -1,0 +1,205 @@
+package transport
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// Store shares tenants' quotas with the other processes that spend them
+// (Config.Store): before a request, the Transport reserves its admission
+// from a pacer the processes share, sleeps until it is due, then waits on
+// its own limiter as always. Package redisquota implements it on Redis.
+//
+// What is shared is the pace every process derives alike (see
+// adaptive.Pace.Said): a rule's, and the one the server's rate-limit
+// headers set, with the pauses the server asks for. A tenant whose pace is
+// learned from throttles alone is paced by each process on its own.
+//
+// Every method must return within the store's own timeout, however slow
+// or far its backend: a caller waits on it before its request goes. An
+// error makes the Transport go on without the store (see Config.Store).
+type Store interface {
+	// Reserve takes tenant k's next admission from the shared pacer, at
+	// pace p, if it is due within maxWait; otherwise it takes nothing and
+	// says when it would be.
+	Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error)
+	// Cancel gives back a reservation whose request will not be sent, if
+	// no later one was taken after it (as a token bucket gives back a
+	// token).
+	Cancel(ctx context.Context, k quota.Key, r Reservation) error
+	// Pause holds tenant k's shared pacer until until: no admission
+	// reserved after the call is due before it.
+	Pause(ctx context.Context, k quota.Key, until time.Time) error
+}
+
+// Reservation is an admission reserved from a Store.
+type Reservation struct {
+	OK    bool          // it was due within maxWait, and is taken
+	Wait  time.Duration // from the call until it is due (would be, if not OK)
+	Peers int           // processes seen spending the tenant's quota lately, this one included
+	Token int64         // the store's mark of the reservation, for Cancel
+}
+
+// defaultStoreRetry is how long a Transport whose Store failed goes on
+// without it before one request tries it again.
+const defaultStoreRetry = time.Second
+
+// reasonShared is the WaitError reason of a request the shared pacer would
+// have held past its deadline.
+const reasonShared = "shared rate"
+
+// storeHealth is whether a Transport's Store answers, for all tenants: one
+// backend serves them all. While it does not, one request per retry
+// period tries it; the others go on without it.
+type storeHealth struct {
+	down    atomic.Bool
+	retryAt atomic.Int64 // Unix ns: while down, the first request after it tries the store
+	peers   atomic.Int64 // the most processes seen on a tenant
+}
+
+// usable reports whether a request at now may use the store: it answers,
+// or this request is the one that tries it again.
+func (h *storeHealth) usable(now int64, retry time.Duration) bool {
+	if !h.down.Load() {
+		return true
+	}
+	r := h.retryAt.Load()
+	return now >= r && h.retryAt.CompareAndSwap(r, now+int64(retry))
+}
+
+// failed records a failed call at now. It reports whether the store was up
+// until then.
+func (h *storeHealth) failed(now int64, retry time.Duration) bool {
+	h.retryAt.Store(now + int64(retry))
+	return !h.down.Swap(true)
+}
+
+// answered records a call answered, seeing peers processes. It reports
+// whether the store was down until then.
+func (h *storeHealth) answered(peers int) bool {
+	for p := int64(peers); ; {
+		old := h.peers.Load()
+		if p <= old || h.peers.CompareAndSwap(old, p) {
+			break
+		}
+	}
+	return h.down.Load() && h.down.CompareAndSwap(true, false)
+}
+
+// fallbackShare is the share of a tenant's quota a process spends on its
+// own while its Store does not answer: Config.StoreShare, or 1/N with N the
+// most processes the store saw on a tenant, at least 2.
+func (t *Transport) fallbackShare() float64 {
+	if s := t.cfg.StoreShare; s > 0 && s <= 1 {
+		return s
+	}
+	return 1 / float64(max(t.health.peers.Load(), 2))
+}
+
+// reserve reserves the request's admission from the Store when the
+// tenant's pace is shared (see Store), and sleeps until it is due. It
+// reports whether it took one, to be cancelled if the request is not sent.
+// A Store that fails costs the request nothing but the call: the tenant
+// goes on alone at the fallback share, and the Observer hears of it once.
+// An error is the caller's: its context ended, or its deadline is too near.
+func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, bool, error) {
+	now := time.Now()
+	retry := t.storeRetry()
+	if !t.health.usable(now.UnixNano(), retry) {
+		share := 1.0
+		if lim.Pace().Said() {
+			share = t.fallbackShare()
+		}
+		lim.SetShare(share)
+		return Reservation{}, false, nil
+	}
+	lim.SetShare(1)
+	p := lim.Pace()
+	if !p.Said() {
+		return Reservation{}, false, nil
+	}
+	maxWait := time.Duration(1<<63 - 1)
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		maxWait = deadline.Sub(now)
+	}
+	r, err := t.cfg.Store.Reserve(ctx, k, p, maxWait)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Reservation{}, false, ctx.Err()
+		}
+		t.storeFailed(err)
+		lim.SetShare(t.fallbackShare())
+		return Reservation{}, false, nil
+	}
+	t.storeAnswered(r.Peers)
+	if !r.OK {
+		return Reservation{}, false, &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
+	}
+	if r.Wait > 0 {
+		timer := time.NewTimer(r.Wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			t.cancel(k, r)
+			return Reservation{}, false, ctx.Err()
+		}
+	}
+	return r, true, nil
+}
+
+// cancel gives back reservation r of a request that will not be sent.
+func (t *Transport) cancel(k quota.Key, r Reservation) {
+	if err := t.cfg.Store.Cancel(context.Background(), k, r); err != nil {
+		t.storeFailed(err)
+	}
+}
+
+// sharePause tells the other processes of a pause the answer to a shared
+// request began: the tenant's limiter is paused past before, until u.
+func (t *Transport) sharePause(k quota.Key, lim *adaptive.Limiter, before time.Time) {
+	u := lim.Paused()
+	if !u.After(before) || !u.After(time.Now()) {
+		return
+	}
+	if err := t.cfg.Store.Pause(context.Background(), k, u); err != nil {
+		t.storeFailed(err)
+	}
+}
+
+func (t *Transport) storeRetry() time.Duration {
+	if t.cfg.StoreRetry > 0 {
+		return t.cfg.StoreRetry
+	}
+	return defaultStoreRetry
+}
+
+// storeFailed records a failed call to the Store, and tells the Observer
+// if the store was up until then.
+func (t *Transport) storeFailed(err error) {
+	if t.health.failed(time.Now().UnixNano(), t.storeRetry()) {
+		if so, ok := t.observer.(StoreObserver); ok {
+			so.Store(StoreEvent{Up: false, Err: err, Share: t.fallbackShare()})
+		}
+	}
+}
+
+// storeAnswered records an answer of the Store, and tells the Observer if
+// the store was down until then.
+func (t *Transport) storeAnswered(peers int) {
+	if t.health.answered(peers) {
+		if so, ok := t.observer.(StoreObserver); ok {
+			so.Store(StoreEvent{Up: true, Share: 1})
+		}
+	}
+}
+
+// StoreDown reports whether the Transport's Store (Config.Store) failed
+// its last call: its tenants are paced each on its own, at the fallback
+// share (see Config.StoreShare), until a call succeeds again.
+func (t *Transport) StoreDown() bool { return t.health.down.Load() }
