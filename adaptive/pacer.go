@@ -32,6 +32,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			wlim, wlen = 0, 0 // the floor below paces; a window would outlast it
 		}
 	}
+	said, saidBurst, saidLim, saidLen := rate, burst, wlim, wlen // the pace a rule or the headers' limit sets
 	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
 	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
 		// Spend what is left evenly until the earliest moment the reset
@@ -96,11 +97,15 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	}
 	if sh := l.Share(); sh < 1 {
 		// Another process spends the rest (see SetShare).
-		rate *= sh
+		rate, said = rate*sh, said*sh
 		if wlim > 0 {
 			wlim = max(int64(float64(wlim)*sh), 1)
 		}
+		if saidLim > 0 {
+			saidLim = max(int64(float64(saidLim)*sh), 1)
+		}
 	}
+	l.setSaid(said, saidBurst, saidLim, saidLen)
 	if floor := 1e9 / float64(p.maxPause); rate > 0 && rate < floor && src != SourceRule {
 		// However slow the pace the server's answers set, one request per
 		// MaxPause goes: its answer may correct it. (A rule is the user's.)
@@ -109,7 +114,6 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	s.fresh = false
 	l.capOff.Store(capIn)
 	s.src, s.wlim, s.wlen = src, wlim, wlen
-	l.srcNow.Store(uint32(src))
 	if src == SourceLearned {
 		// The window the learner paces by, for Snapshot.
 		if limit, win := e.pace(l.spread()); limit > 0 && e.phase == PhaseSettled {

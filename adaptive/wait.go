@@ -18,7 +18,16 @@ import (
 // been. A wait for a probe's answer, or for a place under the learned cap
 // on requests in flight (callers wait in line for it, first come first),
 // has no known length and is not failed early; it ends with ctx.
-func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
+func (l *Limiter) Wait(ctx context.Context) (Ticket, error) { return l.wait(ctx, false) }
+
+// WaitPaced is Wait for a request whose pace is kept elsewhere: a store
+// that shares the tenant's pace among processes (see Pace, and package
+// transport's Config.Store) has already held it to its turn. The bucket is
+// not asked again, which would make it later than its turn and waste it;
+// the gate, the window and the caps on requests in flight are.
+func (l *Limiter) WaitPaced(ctx context.Context) (Ticket, error) { return l.wait(ctx, true) }
+
+func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return Ticket{}, err
 	}
@@ -100,9 +109,10 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) {
 		// queue (the bucket's epoch moves on), we queue again.
 		epoch := l.b.epoch.Load()
 		due, mark, ok := ns, int64(0), true
-		if probe != 0 {
+		switch {
+		case probe != 0:
 			mark = l.b.force(ns) // the probe goes first
-		} else {
+		case !paced:
 			due, mark, ok = l.b.reserve(ns, maxWait)
 		}
 		if !ok {

@@ -100,6 +100,47 @@ func (t *Transport) fallbackShare() float64 {
 	return 1 / float64(max(t.health.peers.Load(), 2))
 }
 
+// maxRequeue is how many times a request the tenant's limiter held past
+// its shared turn queues again in the shared pacer (see admit) before it
+// goes late all the same.
+const maxRequeue = 3
+
+// admit waits for the request's turn: in the Store's shared pacer (see
+// reserve), then at the tenant's limiter, which keeps its pause gate, its
+// window and its caps on requests in flight but does not pace the request
+// again. A request the limiter held past its shared turn (a pause, a
+// probe's answer) lost that turn: sent late it would crowd the next one
+// (all those held would go together), so it gives its ticket back and
+// queues again. It reports whether the request took a reservation, to be
+// cancelled if it is not sent.
+func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (adaptive.Ticket, Reservation, bool, error) {
+	if t.cfg.Store == nil {
+		ticket, err := lim.Wait(ctx)
+		return ticket, Reservation{}, false, err
+	}
+	for i := 0; ; i++ {
+		res, shared, err := t.reserve(ctx, k, lim)
+		if err != nil {
+			return adaptive.Ticket{}, Reservation{}, false, err
+		}
+		if !shared {
+			ticket, err := lim.Wait(ctx)
+			return ticket, Reservation{}, false, err
+		}
+		turn := time.Now()
+		ticket, err := lim.WaitPaced(ctx)
+		if err != nil {
+			t.cancel(k, res)
+			return adaptive.Ticket{}, Reservation{}, false, err
+		}
+		if i < maxRequeue && time.Since(turn) > lim.Pace().Interval {
+			ticket.Cancel() // held past its turn, which is gone
+			continue
+		}
+		return ticket, res, true, nil
+	}
+}
+
 // reserve reserves the request's admission from the Store when the
 // tenant's pace is shared (see Store), and sleeps until it is due. It
 // reports whether it took one, to be cancelled if the request is not sent.

@@ -213,20 +213,8 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, resultOf(err), err)
 	}
-	var res Reservation
-	shared := false
-	if t.cfg.Store != nil {
-		var err error
-		if res, shared, err = t.reserve(ctx, key, lim); err != nil {
-			ev.Wait = time.Since(start)
-			return t.refuse(req, ev, ResultRefused, err)
-		}
-	}
-	ticket, err := lim.Wait(ctx)
+	ticket, res, shared, err := t.admit(ctx, key, lim)
 	if err != nil {
-		if shared {
-			t.cancel(key, res)
-		}
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, ResultRefused, err)
 	}
