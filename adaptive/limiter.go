@@ -45,25 +45,22 @@ type Limiter struct {
 	win      atomic.Pointer[window.Window] // nil: no window in force
 	winLimit atomic.Int64                  // the limit win enforces
 
-	seq       atomic.Uint64 // tickets issued so far; a ticket's number
-	inflight  atomic.Int64  // tickets neither done nor cancelled, and Wait's callers holding a place under slow start's cap
-	sent      places        // requests sent and not yet answered, under the learned cap (see flight)
-	capOff    atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
-	rtt       atomic.Int64  // the smoothed round trip, ns (learnState.rtt, for Wait)
-	blocked   atomic.Int64  // Unix ns of the last admission held back: demand
-	used      atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
-	recheck   atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
-	saidIv    atomic.Int64  // the pace said (see Pace): interval, ns; 0 if none
-	saidBurst atomic.Int64
-	saidLim   atomic.Int64
-	saidLen   atomic.Int64
-	saidSrc   atomic.Uint32
-	share     atomic.Uint64 // the share of the quota spent here, float64 bits; 0 for 1 (see SetShare)
+	seq      atomic.Uint64 // tickets issued so far; a ticket's number
+	inflight atomic.Int64  // tickets neither done nor cancelled, and Wait's callers holding a place under slow start's cap
+	sent     places        // requests sent and not yet answered, under the learned cap (see flight)
+	capOff   atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
+	rtt      atomic.Int64  // the smoothed round trip, ns (learnState.rtt, for Wait)
+	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
+	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
+	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
 
 	mu   sync.Mutex // guards s, wake and gen writes
 	wake chan struct{}
 	gen  atomic.Uint32 // bumped with every wake
-	s    learnState
+	// The share of the quota spent here, float32 bits (it fills gen's
+	// word); 0 stands for 1 (see SetShare).
+	share atomic.Uint32
+	s     learnState
 }
 
 // New returns a Limiter configured by cfg, starting from cfg.Rule.

@@ -13,26 +13,14 @@ import (
 func (l *Limiter) recompute(now int64) (big bool) {
 	s := &l.s
 	p := l.params()
-	rate, burst, wlim, wlen := ruleLimits(l.rule)
-	src := SourceNone
-	if rate > 0 || wlim > 0 {
-		src = SourceRule
-	}
 	var recheck int64
 	if s.hLimit > 0 && now-s.hLimAt >= p.limitTTL {
 		s.hLimit, s.hWindow = 0, 0 // not said again for LimitTTL: forgotten
 	}
+	rate, burst, wlim, wlen, src := l.saidLimits()
 	if s.hLimit > 0 {
-		// Pace at L per W: with a burst of 1, no W ever holds more than L.
-		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow)
-		burst, wlim, wlen = 1, s.hLimit, time.Duration(s.hWindow)
-		src = SourceHeaders
 		recheck = s.hLimAt + p.limitTTL
-		if s.hWindow > p.maxPause {
-			wlim, wlen = 0, 0 // the floor below paces; a window would outlast it
-		}
 	}
-	said, saidBurst, saidLim, saidLen := rate, burst, wlim, wlen // the pace a rule or the headers' limit sets
 	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
 	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
 		// Spend what is left evenly until the earliest moment the reset
@@ -97,15 +85,11 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	}
 	if sh := l.Share(); sh < 1 {
 		// Another process spends the rest (see SetShare).
-		rate, said = rate*sh, said*sh
+		rate *= sh
 		if wlim > 0 {
 			wlim = max(int64(float64(wlim)*sh), 1)
 		}
-		if saidLim > 0 {
-			saidLim = max(int64(float64(saidLim)*sh), 1)
-		}
 	}
-	l.setSaid(said, saidBurst, saidLim, saidLen)
 	if floor := 1e9 / float64(p.maxPause); rate > 0 && rate < floor && src != SourceRule {
 		// However slow the pace the server's answers set, one request per
 		// MaxPause goes: its answer may correct it. (A rule is the user's.)
@@ -129,6 +113,26 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	}
 	l.setWindow(now, rate, burst, wlim, wlen, fresh)
 	return big
+}
+
+// saidLimits returns the pace a rule or the limit in the server's headers
+// sets (see Pace): the headers' if they said one, else the rule's; and its
+// Source (SourceNone for neither). l.mu is held.
+func (l *Limiter) saidLimits() (rate float64, burst int, wlim int64, wlen time.Duration, src Source) {
+	rate, burst, wlim, wlen = ruleLimits(l.rule)
+	if rate > 0 || wlim > 0 {
+		src = SourceRule
+	}
+	if s := &l.s; s.hLimit > 0 {
+		// Pace at L per W: with a burst of 1, no W ever holds more than L.
+		rate = float64(s.hLimit) * 1e9 / float64(s.hWindow)
+		burst, wlim, wlen = 1, s.hLimit, time.Duration(s.hWindow)
+		src = SourceHeaders
+		if s.hWindow > l.params().maxPause {
+			wlim, wlen = 0, 0 // the floor paces; a window would outlast it
+		}
+	}
+	return rate, burst, wlim, wlen, src
 }
 
 // setWindow installs the sliding window of at most wlim per wlen, when the

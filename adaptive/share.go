@@ -23,46 +23,31 @@ type Pace struct {
 // server's headers.
 func (p Pace) Said() bool { return p.Interval > 0 }
 
-// Pace returns the pace said for the tenant, without taking the Limiter's
-// lock: the server's limit per window, or else the rule's. It is not what
-// the bucket paces at when it spends the server's Remaining evenly until
-// the reset: that holds for one window only, and what this process knows
-// of it only for its own requests, while a shared pace spans windows and
-// processes. (A Remaining spent pauses the tenant instead: see Paused.) A
-// pace learned from throttles is not said. It is scaled by the share (see
-// SetShare).
+// Pace returns the pace said for the tenant: the server's limit per
+// window, or else the rule's. It is not what the bucket paces at when it
+// spends the server's Remaining evenly until the reset: that holds for one
+// window only, and what this process knows of it only for its own
+// requests, while a shared pace spans windows and processes. (A Remaining
+// spent pauses the tenant instead: see Paused.) A pace learned from
+// throttles is not said. It is scaled by the share (see SetShare).
 func (l *Limiter) Pace() Pace {
-	p := Pace{
-		Interval: time.Duration(l.saidIv.Load()),
-		Limit:    l.saidLim.Load(),
-		Window:   time.Duration(l.saidLen.Load()),
-	}
-	if p.Interval == 0 {
+	l.mu.Lock()
+	rate, burst, wlim, wlen, src := l.saidLimits()
+	l.mu.Unlock()
+	if !(rate > 0) {
 		return Pace{}
 	}
-	p.Burst, p.Source = int(l.saidBurst.Load()), Source(l.saidSrc.Load())
-	return p
-}
-
-// setSaid stores the pace said (see Pace): rate and burst, and the window
-// limit wlim per wlen where the bucket does not imply it. l.mu is held.
-func (l *Limiter) setSaid(rate float64, burst int, wlim int64, wlen time.Duration) {
-	src := SourceRule
-	if l.s.hLimit > 0 {
-		src = SourceHeaders
-	}
-	var iv int64
-	if rate > 0 {
-		iv = max(int64(math.Min(1e9/rate, math.MaxInt64/4)), 1)
+	if sh := l.Share(); sh < 1 {
+		rate *= sh
+		if wlim > 0 {
+			wlim = max(int64(float64(wlim)*sh), 1)
+		}
 	}
 	if wlim > 0 && burst <= 1 && rate*wlen.Seconds() <= float64(wlim)*(1+1e-9) {
 		wlim, wlen = 0, 0 // the bucket implies it
 	}
-	l.saidIv.Store(iv)
-	l.saidBurst.Store(int64(max(burst, 1)))
-	l.saidLim.Store(wlim)
-	l.saidLen.Store(int64(wlen))
-	l.saidSrc.Store(uint32(src))
+	iv := max(int64(math.Min(1e9/rate, math.MaxInt64/4)), 1)
+	return Pace{Interval: time.Duration(iv), Burst: max(burst, 1), Limit: wlim, Window: wlen, Source: src}
 }
 
 // SetShare sets the share of the tenant's quota this process spends on its
@@ -73,9 +58,9 @@ func (l *Limiter) setSaid(rate float64, burst int, wlim int64, wlen time.Duratio
 // can. A share outside (0, 1] means 1. Waiters see the change as they see
 // any hot update.
 func (l *Limiter) SetShare(f float64) {
-	var bits uint64 // 0 stands for a share of 1, so the zero Limiter has it
+	var bits uint32 // 0 stands for a share of 1, so the zero Limiter has it
 	if f > 0 && f < 1 {
-		bits = math.Float64bits(f)
+		bits = math.Float32bits(float32(f))
 	}
 	if l.share.Swap(bits) == bits {
 		return
@@ -91,7 +76,7 @@ func (l *Limiter) SetShare(f float64) {
 // Share returns the share set by SetShare: 1 unless it set a smaller one.
 func (l *Limiter) Share() float64 {
 	if bits := l.share.Load(); bits != 0 {
-		return math.Float64frombits(bits)
+		return float64(math.Float32frombits(bits))
 	}
 	return 1
 }
