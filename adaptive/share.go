@@ -29,12 +29,15 @@ func (p Pace) Said() bool { return p.Interval > 0 }
 // window only, and what this process knows of it only for its own
 // requests, while a shared pace spans windows and processes. (A Remaining
 // spent pauses the tenant instead: see Paused.) A pace learned from
-// throttles is not said. It is scaled by the share (see SetShare).
+// throttles is not said, nor a rule's once the learner has taken over
+// from it (the server throttled at the rule's pace). It is scaled by the
+// share (see SetShare).
 func (l *Limiter) Pace() Pace {
 	l.mu.Lock()
 	rate, burst, wlim, wlen, src := l.saidLimits()
+	learned := l.s.src == SourceLearned
 	l.mu.Unlock()
-	if !(rate > 0) {
+	if !(rate > 0) || learned {
 		return Pace{}
 	}
 	if sh := l.Share(); sh < 1 {

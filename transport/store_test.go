@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/logtest"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -167,4 +170,191 @@ func TestStoreSharesTheQuota(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStoreDownFallsBack stops the store of two Transports for 3 s of a
+// 10 s run: no call fails or waits on it past its timeout, the tenants go
+// on at half their pace, the Observer and the Logger hear of it once, and
+// the Transports share again once it is back.
+func TestStoreDownFallsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit, perWorkers = 50, 8
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Headers: fakecloud.HeadersAlibaba, HeadersOnEveryAnswer: true, Faults: latency})
+		store := newMemStore(2)
+		store.delay = 50 * time.Millisecond // as a timeout would end the call
+		events := []*storeEvents{{}, {}}
+		buf := new(bytes.Buffer)
+		logs := slog.New(slog.NewJSONHandler(buf, nil))
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		m := newMeter(cloud, "AK1")
+		trs, l, wg := fleet(ctx, t, cloud, 2, perWorkers, func(i int) Config {
+			c := Config{Store: store, Observer: events[i]}
+			if i == 0 {
+				c.Logger = logs
+			}
+			return c
+		})
+		time.Sleep(3 * time.Second)
+		store.down.Store(true)
+		l.from.Store(time.Now().UnixNano())
+		calls := store.calls.Load()
+		m.mark()
+		time.Sleep(3 * time.Second)
+		out := m.since()
+		during := store.calls.Load() - calls
+		for i, tr := range trs {
+			if !tr.StoreDown() {
+				t.Errorf("Transport %d: StoreDown() false during the outage", i)
+			}
+			tr.Range(func(k quota.Key, lim *adaptive.Limiter) bool {
+				if s := lim.Snapshot().Share; s != 0.5 {
+					t.Errorf("Transport %d, tenant %v: share %v during the outage, want 0.5", i, k, s)
+				}
+				return true
+			})
+		}
+		store.down.Store(false)
+		longest := time.Duration(l.longest.Load())
+		l.from.Store(0)
+		time.Sleep(1 * time.Second)
+		m.mark()
+		time.Sleep(3*time.Second - time.Millisecond)
+		back := m.since()
+		wg.Wait()
+
+		t.Logf("outage: %d store calls; goodput %.1f%%, %.2f%% throttled; longest call begun in it %v",
+			during, 100*out.goodput(limit), 100*out.throttledShare(), longest)
+		if n := l.failed.Load(); n != 0 {
+			t.Errorf("%d calls failed", n)
+		}
+		// Each Transport tries once per StoreRetry (1 s), besides the calls
+		// in flight when the store went down (one per worker at most).
+		if max := int64(2*(3+1) + 2*perWorkers); during > max {
+			t.Errorf("%d store calls in a 3 s outage, want ≤ %d", during, max)
+		}
+		// Twice the timeout, plus the caller's own pacing: its place in
+		// line at half of 50/s with 8 workers, and a pause until the
+		// reset when the server's Remaining is spent (a window); plus
+		// 100 ms.
+		if bound := 2*store.delay + perWorkers*time.Second/(limit/2) + time.Second + 100*time.Millisecond; longest > bound {
+			t.Errorf("a call begun in the outage took %v, want ≤ %v", longest, bound)
+		}
+		if g := out.goodput(limit); g < 0.8 || g > 1.001 {
+			t.Errorf("goodput %.1f%% in the outage, want the two halves of the quota", 100*g)
+		}
+		withHeaders.check(t, "shared again", back, limit)
+		for i, tr := range trs {
+			if tr.StoreDown() {
+				t.Errorf("Transport %d: StoreDown() true after the store came back", i)
+			}
+			tr.Range(func(k quota.Key, lim *adaptive.Limiter) bool {
+				if s := lim.Snapshot().Share; s != 1 {
+					t.Errorf("Transport %d, tenant %v: share %v after the outage, want 1", i, k, s)
+				}
+				return true
+			})
+			evs := events[i].list()
+			if len(evs) != 2 || evs[0].Up || !errors.Is(evs[0].Err, errStoreDown) || evs[0].Share != 0.5 || !evs[1].Up {
+				t.Errorf("Transport %d: events %+v, want one down (share 0.5), then one up", i, evs)
+			}
+		}
+		recs := logtest.Records(t, buf)
+		if down, up := find(recs, msgStoreDown), find(recs, msgStoreUp); len(down) != 1 || len(up) != 1 || down[0]["level"] != "WARN" {
+			t.Errorf("records %v: want one Warn %q and one %q", recs, msgStoreDown, msgStoreUp)
+		}
+	})
+}
+
+// TestStoreLeavesLearnedTenants: a tenant whose pace is learned from
+// throttles alone is not shared, and costs no call to the store.
+func TestStoreLeavesLearnedTenants(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(20), Faults: latency})
+		store := newMemStore(1)
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		_, l, wg := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
+		wg.Wait()
+		if l.ok.Load() == 0 || l.throttled.Load() == 0 {
+			t.Fatalf("%d ok, %d throttled: the learner had nothing to learn from", l.ok.Load(), l.throttled.Load())
+		}
+		if n := store.calls.Load(); n != 0 {
+			t.Errorf("%d calls to the store for a learned tenant, want 0", n)
+		}
+	})
+}
+
+// sharedRules paces every tenant at 1/s by a rule: a said pace, shared.
+func sharedRules() *quota.Rules {
+	var r quota.Rules
+	r.Set(quota.Key{}, quota.Every(1, time.Second))
+	return &r
+}
+
+// TestStoreCancelsUnsent: a request cancelled while it waits for its shared
+// turn gives the turn back.
+func TestStoreCancelsUnsent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(20)})
+		store := newMemStore(1)
+		tr := New(cloud.RoundTripper(), Config{Store: store, Rules: sharedRules(), Accounts: fleetAccounts})
+		if _, err := send(t, t.Context(), tr, "AK1"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		defer cancel()
+		_, err := send(t, ctx, tr, "AK1") // its turn is 1 s after the first
+		var we *adaptive.WaitError
+		if !errors.Is(err, ErrDeadline) || !errors.As(err, &we) || we.Reason != reasonShared {
+			t.Fatalf("with 500 ms to go: %v, want ErrDeadline for the shared rate", err)
+		}
+		ctx, cancel = context.WithCancel(t.Context())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		if _, err := send(t, ctx, tr, "AK1"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled in its wait: %v, want context.Canceled", err)
+		}
+		if n := store.cancels.Load(); n != 1 {
+			t.Fatalf("%d reservations cancelled, want 1", n)
+		}
+		start := time.Now()
+		if _, err := send(t, t.Context(), tr, "AK1"); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 900*time.Millisecond {
+			t.Errorf("the next request waited %v: the cancelled turn was not given back", d)
+		}
+	})
+}
+
+// TestStoreSharesPauses: a pause the server asks of one Transport holds the
+// other's requests too.
+func TestStoreSharesPauses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{
+			Quotas:  []fakecloud.Quota{{API: "DescribeInstances", Policy: fakecloud.SlidingWindow, Limit: 2, Window: time.Minute}},
+			Headers: fakecloud.HeadersRetryAfter,
+		})
+		store := newMemStore(2)
+		cfg := Config{Store: store, Rules: sharedRules(), Accounts: fleetAccounts}
+		a, b := New(cloud.RoundTripper(), cfg), New(cloud.RoundTripper(), cfg)
+		for i := range 3 {
+			code, err := send(t, t.Context(), a, "AK1")
+			if err != nil || (code == 200) != (i < 2) {
+				t.Fatalf("request %d of A: %d, %v; want two 200s, then a throttle", i, code, err)
+			}
+		}
+		if store.pauses.Load() == 0 {
+			t.Fatal("the throttle's pause was not told to the store")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		var we *adaptive.WaitError
+		if _, err := send(t, ctx, b, "AK1"); !errors.As(err, &we) || we.Reason != reasonShared || we.Wait < 50*time.Second {
+			t.Fatalf("B during A's pause: %v, want ErrDeadline for the shared pause of about a minute", err)
+		}
+		if n := cloud.Stats().Total.Requests; n != 3 {
+			t.Errorf("the server saw %d requests, want 3", n)
+		}
+	})
 }
