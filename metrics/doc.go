@@ -1,7 +1,8 @@
 // Package metrics exports what tollgate decides as Prometheus metrics.
 //
 // A Collector is at once a prometheus.Collector, a transport.Observer (and
-// transport.BreakerObserver) and a retry.Observer: register it, and hand it
+// transport.BreakerObserver and transport.StoreObserver) and a
+// retry.Observer: register it, and hand it
 // to the Transport and the retry Policy.
 //
 //	c := metrics.New(metrics.Config{})
@@ -27,6 +28,8 @@
 //	tollgate_giveups_total{tenant,reason}           counter: calls retry.Do gave up on, by reason: permanent, attempts, elapsed, deadline, refused, budget, canceled, other
 //	tollgate_breaker_transitions_total{tenant,to}   counter: changes of the tenant's circuit breaker, by the state changed to: closed, half-open, open
 //	tollgate_breaker_state{tenant,state}            gauge: 1 for the state of the tenant's circuit breaker (closed, half-open, open), else 0
+//	tollgate_store_up                               gauge: 1 while the Transport's Store answers, 0 while its tenants go on alone
+//	tollgate_store_outages_total                    counter: times the Store stopped answering
 //
 // The gauges follow the events: the pace as of the tenant's last reported
 // change (the learned rate's slow regrowth between cuts is reported in 10%
@@ -39,6 +42,10 @@
 // has always been closed, has none. Result "open" counts the RoundTrips the
 // breaker refused unsent; those it let through, its probes included, count
 // by their answer as any other.
+//
+// The store series (with transport.Config.Store) appear when the store
+// first fails: a Collector cannot tell a store that always answered from
+// none. They have no tenant label: one store serves every tenant.
 //
 // # Tenants
 //

@@ -73,12 +73,18 @@ type Collector struct {
 	pace, limit, window, remaining, sources *prometheus.Desc
 	retries, giveups                        *prometheus.Desc
 	transitions, breakerState               *prometheus.Desc
+	storeUpDesc, storeOutagesDesc           *prometheus.Desc
+
+	storeSeen    atomic.Bool   // a Store event came
+	storeDown    atomic.Bool   // the last one said the store is down
+	storeOutages atomic.Uint64 // Store events that said it went down
 }
 
 var (
 	_ prometheus.Collector      = (*Collector)(nil)
 	_ transport.Observer        = (*Collector)(nil)
 	_ transport.BreakerObserver = (*Collector)(nil)
+	_ transport.StoreObserver   = (*Collector)(nil)
 	_ retry.Observer            = (*Collector)(nil)
 )
 
@@ -148,6 +154,8 @@ func New(cfg Config) *Collector {
 	c.giveups = desc("giveups_total", "Calls retry.Do gave up on, by reason.", "reason")
 	c.transitions = desc("breaker_transitions_total", "Changes of the tenant's circuit breaker, by the state changed to: closed, half-open, open.", "to")
 	c.breakerState = desc("breaker_state", "1 for the state of the tenant's circuit breaker (closed, half-open, open) as of its last change, else 0; only once it has changed.", "state")
+	c.storeUpDesc = prometheus.NewDesc(prometheus.BuildFQName(ns, "", "store_up"), "1 while the Transport's Store answers, 0 while its tenants go on alone at a share of their quota; only once the store has failed.", nil, cfg.ConstLabels)
+	c.storeOutagesDesc = prometheus.NewDesc(prometheus.BuildFQName(ns, "", "store_outages_total"), "Times the Transport's Store stopped answering.", nil, cfg.ConstLabels)
 	c.other = c.newTenant(OtherTenant, false)
 	m := make(map[quota.Key]*tenant)
 	c.tenants.Store(&m)
@@ -276,6 +284,16 @@ func (c *Collector) Breaker(ev transport.BreakerEvent) {
 	t.breaker.Store(uint32(s) + 1)
 }
 
+// Store records that the Transport's Store stopped answering or answers
+// again. It implements transport.StoreObserver.
+func (c *Collector) Store(ev transport.StoreEvent) {
+	c.storeSeen.Store(true)
+	c.storeDown.Store(!ev.Up)
+	if !ev.Up {
+		c.storeOutages.Add(1)
+	}
+}
+
 // Describe sends the descriptors of every metric the Collector exports. It
 // implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
@@ -284,6 +302,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.pace, c.limit, c.window, c.remaining, c.sources,
 		c.retries, c.giveups,
 		c.transitions, c.breakerState,
+		c.storeUpDesc, c.storeOutagesDesc,
 	} {
 		ch <- d
 	}
@@ -297,6 +316,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.full.Load() {
 		c.collect(ch, c.other)
+	}
+	if c.storeSeen.Load() {
+		up := 1.0
+		if c.storeDown.Load() {
+			up = 0
+		}
+		ch <- prometheus.MustNewConstMetric(c.storeUpDesc, prometheus.GaugeValue, up)
+		ch <- prometheus.MustNewConstMetric(c.storeOutagesDesc, prometheus.CounterValue, float64(c.storeOutages.Load()))
 	}
 }
 
