@@ -1,0 +1,146 @@
+package redisquota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/transport"
+)
+
+var _ transport.Store = (*Store)(nil)
+
+// Store shares tenants' paces and pauses among processes through Redis: a
+// transport.Store (see the package doc). Each method is one script call,
+// bounded by Config.Timeout. Store is safe for concurrent use.
+type Store struct {
+	client  redis.UniversalClient
+	prefix  string
+	timeout time.Duration
+	peerTTL int64 // microseconds
+	id      string
+
+	calls, errs atomic.Uint64
+}
+
+// Stats counts a Store's commands to Redis, each a round trip (go-redis's
+// own retries of a command aside).
+type Stats struct {
+	Calls  uint64 // commands sent: an EVALSHA per call that reaches Redis, and an EVAL after each NOSCRIPT
+	Errors uint64 // commands that failed, NOSCRIPT answers aside
+}
+
+// New returns a Store on cfg.Client. It fails if the client is nil, if its
+// options do not set ContextTimeoutEnabled (see Config.Client), or if a
+// field of cfg is invalid. It sends nothing to Redis.
+func New(cfg Config) (*Store, error) {
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{
+		client:  cfg.Client,
+		prefix:  cfg.Prefix,
+		timeout: cfg.Timeout,
+		peerTTL: micros(cfg.PeerTTL),
+		id:      cfg.ID,
+	}, nil
+}
+
+// Reserve takes tenant k's next admission at pace p if it is due within
+// maxWait, and says when it is due; otherwise it takes nothing and says
+// when it would be. The admission is due at the latest of: now; the
+// tenant's theoretical arrival time less Burst-1 intervals (GCRA); the end
+// of its pause; and, with a window limit, the Limit-th latest admission
+// plus Window, and the latest admission (admissions are due in the order
+// they are taken). Taking it moves the arrival time one Interval past the
+// later of itself and the due time. Reservation.Peers counts the processes
+// that reserved for k within Config.PeerTTL, this one included, whether or
+// not the admission was taken.
+//
+// Durations beyond 10 years are cut to 10 years, and a window limit above
+// 10000 is kept over a shorter window, for Redis to keep at most 10000 due
+// times per tenant: with m = ceil(Limit/10000), at most Limit/m per
+// Window/m, which never lets more than Limit through in a Window.
+func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (transport.Reservation, error) {
+	a := reserveArgsOf(p, maxWait)
+	ks := keysOf(s.prefix, k)
+	cmd := s.run(ctx, reserveScript, []string{ks.tat, ks.pause, ks.log, ks.peers},
+		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL)
+	v, err := cmd.Int64Slice()
+	if err == nil && len(v) != 4 {
+		err = fmt.Errorf("script returned %d values, want 4", len(v))
+	}
+	if err != nil {
+		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
+	}
+	return transport.Reservation{
+		OK:    v[0] == 1,
+		Wait:  time.Duration(v[1]) * time.Microsecond,
+		Peers: int(v[2]),
+		Token: v[3],
+	}, nil
+}
+
+// Cancel gives back reservation r of tenant k if it is the latest taken,
+// as a token bucket gives back a token: the tenant's arrival time goes back
+// one interval, and r's due time leaves the window log. Once one is given
+// back, none before it can be. A reservation that was not OK took nothing,
+// and costs no call.
+func (s *Store) Cancel(ctx context.Context, k quota.Key, r transport.Reservation) error {
+	if !r.OK || r.Token == 0 {
+		return nil
+	}
+	ks := keysOf(s.prefix, k)
+	if err := s.run(ctx, cancelScript, []string{ks.tat, ks.log}, strconv.FormatInt(r.Token, 10)).Err(); err != nil {
+		return fmt.Errorf("redisquota: cancel: %w", err)
+	}
+	return nil
+}
+
+// Pause holds tenant k's shared pacer until until: no admission reserved
+// after the call is due before it. The end is sent relative to this
+// process's clock, and kept on Redis's. A pause that ends no later than
+// one already set changes nothing; one that has ended costs no call; one
+// longer than an hour is cut to an hour.
+func (s *Store) Pause(ctx context.Context, k quota.Key, until time.Time) error {
+	d := min(time.Until(until), maxPause)
+	if d <= 0 {
+		return nil
+	}
+	ks := keysOf(s.prefix, k)
+	if err := s.run(ctx, pauseScript, []string{ks.pause}, micros(d)).Err(); err != nil {
+		return fmt.Errorf("redisquota: pause: %w", err)
+	}
+	return nil
+}
+
+// Stats returns the counts of the Store's commands so far.
+func (s *Store) Stats() Stats {
+	return Stats{Calls: s.calls.Load(), Errors: s.errs.Load()}
+}
+
+// run runs script sc within the Store's timeout: EVALSHA, then EVAL if
+// Redis does not have the script (NOSCRIPT: it restarted, or its script
+// cache was flushed), as redis.Script.Run does, counting each command.
+func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	s.calls.Add(1)
+	cmd := sc.EvalSha(ctx, s.client, keys, args...)
+	if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		s.calls.Add(1)
+		cmd = sc.Eval(ctx, s.client, keys, args...)
+	}
+	if cmd.Err() != nil {
+		s.errs.Add(1)
+	}
+	return cmd
+}
