@@ -1,0 +1,321 @@
+package redisquota_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/redistest"
+	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/redisquota"
+	"github.com/tollgate-go/tollgate/transport"
+)
+
+// The end-to-end tests run Transports, each with its own Redis client as
+// separate processes would have, against the fake gateway in memory and a
+// real redis-server, in real time, for a few seconds each.
+
+const endpoint = "http://ecs.cn-hangzhou.aliyuncs.com"
+
+// fleetSalt is the Salt every Transport of a fleet shares, so that they
+// agree on the tenant (see transport.Config.Salt).
+var fleetSalt = []byte("e2e-fleet-salt")
+
+// newFleet returns n Transports on cloud, each with its own client of the
+// Redis at addr and its own Store.
+func newFleet(t *testing.T, cloud *fakecloud.Cloud, addr string, n int) ([]*transport.Transport, []*redisquota.Store) {
+	t.Helper()
+	trs := make([]*transport.Transport, n)
+	stores := make([]*redisquota.Store, n)
+	for i := range n {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+		t.Cleanup(func() { rdb.Close() })
+		s, err := redisquota.New(redisquota.Config{Client: rdb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[i] = s
+		trs[i] = transport.New(cloud.RoundTripper(), transport.Config{Store: s, Salt: fleetSalt})
+	}
+	return trs, stores
+}
+
+// load is workers sending DescribeInstances through Transports until a
+// context ends, and what they saw.
+type load struct {
+	ok, throttled, failed atomic.Int64
+	from                  atomic.Int64 // Unix ns from which longest is measured
+	longest               atomic.Int64 // ns, the longest RoundTrip begun at or after from
+	firstErr              atomic.Pointer[error]
+	wg                    sync.WaitGroup
+}
+
+// run starts workers goroutines sending through rt as akid until ctx ends.
+func (l *load) run(ctx context.Context, t *testing.T, rt http.RoundTripper, akid string, workers int) {
+	for range workers {
+		l.wg.Go(func() {
+			for ctx.Err() == nil {
+				req, err := fakecloud.NewRequest(ctx, endpoint, akid, "DescribeInstances")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				start := time.Now()
+				resp, err := rt.RoundTrip(req)
+				if start.UnixNano() >= l.from.Load() {
+					d := int64(time.Since(start))
+					for m := l.longest.Load(); d > m && !l.longest.CompareAndSwap(m, d); m = l.longest.Load() {
+					}
+				}
+				switch {
+				case err != nil && ctx.Err() != nil:
+					return
+				case errors.Is(err, transport.ErrDeadline):
+					<-ctx.Done() // the run ends before this worker's turn
+					return
+				case err != nil:
+					l.failed.Add(1)
+					l.firstErr.CompareAndSwap(nil, &err)
+					time.Sleep(10 * time.Millisecond) // never spin
+				default:
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						l.ok.Add(1)
+					} else {
+						l.throttled.Add(1)
+					}
+				}
+			}
+		})
+	}
+}
+
+// span is what the fake gateway admitted and throttled between two moments.
+type span struct {
+	admitted, throttled int64
+	seconds             float64
+}
+
+func (s span) goodput(perSecond float64) float64 {
+	return float64(s.admitted) / (perSecond * s.seconds)
+}
+
+func (s span) throttledShare() float64 {
+	return float64(s.throttled) / float64(max(s.admitted+s.throttled, 1))
+}
+
+// meter samples the fake gateway's counters.
+type meter struct {
+	cloud *fakecloud.Cloud
+	at    time.Time
+	c     fakecloud.Counters
+}
+
+func newMeter(cloud *fakecloud.Cloud) *meter {
+	m := &meter{cloud: cloud}
+	m.mark()
+	return m
+}
+
+func (m *meter) mark() { m.at, m.c = time.Now(), m.cloud.Stats().Total }
+
+// since returns the span from the last mark to now.
+func (m *meter) since() span {
+	c := m.cloud.Stats().Total
+	return span{admitted: c.Admitted - m.c.Admitted, throttled: c.Throttled - m.c.Throttled, seconds: time.Since(m.at).Seconds()}
+}
+
+// headersCloud is a fake gateway with a quota of limit a second that says
+// it in Alibaba's headers on every answer, answering in 20 ± 10 ms.
+func headersCloud(limit int) *fakecloud.Cloud {
+	return fakecloud.New(fakecloud.Config{
+		Quotas:               []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: time.Second}},
+		Headers:              fakecloud.HeadersAlibaba,
+		HeadersOnEveryAnswer: true,
+		Faults:               fakecloud.Faults{LatencyRate: 1, Latency: 20 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+	})
+}
+
+// TestFleetOnRedis runs four Transports on one real Redis against one 50/s
+// quota that the server says: together they spend it as one client would.
+func TestFleetOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	const limit = 50
+	cloud := headersCloud(limit)
+	trs, stores := newFleet(t, cloud, srv.Addr(), 4)
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
+	defer cancel()
+	var l load
+	for _, tr := range trs {
+		l.run(ctx, t, tr, "AK1", 8)
+	}
+	time.Sleep(2 * time.Second)
+	m := newMeter(cloud)
+	time.Sleep(4*time.Second - 10*time.Millisecond)
+	s := m.since()
+	l.wg.Wait()
+	var calls uint64
+	for _, st := range stores {
+		calls += st.Stats().Calls
+	}
+	sent := l.ok.Load() + l.throttled.Load()
+	t.Logf("settled: goodput %.1f%%, %.2f%% throttled; %d Redis calls for %d requests", 100*s.goodput(limit), 100*s.throttledShare(), calls, sent)
+	if n := l.failed.Load(); n != 0 {
+		t.Errorf("%d calls failed: %v", n, *l.firstErr.Load())
+	}
+	// REGRESSION FLOORS, in real time: 99.7% and 0 throttled alone, 98.7%
+	// and 3.9% throttled under -race beside another package's tests (the
+	// requests then leave well after their turn, and crowd windows' ends).
+	// The goals (≥ 99%, ≤ 0.5%) are measured by the example.
+	if g := s.goodput(limit); g < 0.90 || g > 1.01 {
+		t.Errorf("settled goodput %.1f%% of the quota, want 90-100%%", 100*g)
+	}
+	if th := s.throttledShare(); th > 0.06 {
+		t.Errorf("settled: %.2f%% throttled, want ≤ 6%%", 100*th)
+	}
+	if perRequest := float64(calls) / float64(sent); perRequest < 0.9 || perRequest > 1.5 {
+		t.Errorf("%.2f Redis calls per request, want about 1", perRequest)
+	}
+}
+
+// TestRedisStoppedAndRestarted stops the Redis of two Transports mid-run
+// and starts it again, empty: no call fails, none waits on Redis past its
+// timeout, and they share again within a few seconds of its return.
+func TestRedisStoppedAndRestarted(t *testing.T) {
+	srv := redistest.Start(t)
+	const limit, perWorkers = 50, 8
+	cloud := headersCloud(limit)
+	trs, _ := newFleet(t, cloud, srv.Addr(), 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
+	defer cancel()
+	var l load
+	for _, tr := range trs {
+		l.run(ctx, t, tr, "AK1", perWorkers)
+	}
+	shares := func() (down int, shares []float64) {
+		for _, tr := range trs {
+			if tr.StoreDown() {
+				down++
+			}
+			tr.Range(func(_ quota.Key, lim *adaptive.Limiter) bool {
+				shares = append(shares, lim.Snapshot().Share)
+				return true
+			})
+		}
+		return down, shares
+	}
+
+	time.Sleep(2 * time.Second)
+	l.from.Store(time.Now().UnixNano())
+	srv.Stop()
+	time.Sleep(1500 * time.Millisecond)
+	down, during := shares()
+	longest := time.Duration(l.longest.Load())
+	srv.Restart()
+	back := time.Now()
+	var rejoined time.Duration
+	for rejoined == 0 && time.Since(back) < 4*time.Second {
+		time.Sleep(50 * time.Millisecond)
+		if d, sh := shares(); d == 0 && len(sh) == 2 && sh[0] == 1 && sh[1] == 1 {
+			rejoined = time.Since(back)
+		}
+	}
+	time.Sleep(time.Until(back.Add(2 * time.Second)))
+	m := newMeter(cloud)
+	<-ctx.Done()
+	s := m.since()
+	l.wg.Wait()
+
+	t.Logf("Redis down: %d of 2 Transports down, shares %v, longest call begun in the outage %v; shared again %v after the restart; then goodput %.1f%%, %.2f%% throttled",
+		down, during, longest, rejoined, 100*s.goodput(limit), 100*s.throttledShare())
+	if n := l.failed.Load(); n != 0 {
+		t.Errorf("%d calls failed: %v", n, *l.firstErr.Load())
+	}
+	if down != 2 || len(during) != 2 || during[0] != 0.5 || during[1] != 0.5 {
+		t.Errorf("with Redis down: %d of 2 Transports down, shares %v; want both down at 0.5", down, during)
+	}
+	// Twice the store's timeout, plus the caller's own pacing (its place
+	// in line at half of 50/s behind 7 others, and a pause until the reset
+	// when the server's Remaining is spent), plus 100 ms.
+	if bound := 2*redisquota.DefaultTimeout + perWorkers*time.Second/(limit/2) + time.Second + 100*time.Millisecond; longest > bound {
+		t.Errorf("a call begun while Redis was down took %v, want ≤ %v", longest, bound)
+	}
+	if rejoined == 0 {
+		t.Error("not shared again within 4 s of the restart")
+	}
+	if g, th := s.goodput(limit), s.throttledShare(); g < 0.9 || th > 0.02 {
+		t.Errorf("after the restart: goodput %.1f%%, %.2f%% throttled; want ≥ 90%% and ≤ 2%%", 100*g, 100*th)
+	}
+}
+
+// TestNoCredentialInRedis runs a Transport with a known AccessKeyId and
+// scans every key and value the store wrote for it.
+func TestNoCredentialInRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	const akid = "LTAI5tNOxSUCHxKEYx0042"
+	cloud := headersCloud(20)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	s, err := redisquota.New(redisquota.Config{Client: rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules quota.Rules // a rule with a window the bucket does not imply: every key is written
+	rules.Set(quota.Key{}, quota.Rule{Rate: 20, Burst: 4, Limit: 20, Window: time.Second})
+	tr := transport.New(cloud.RoundTripper(), transport.Config{Store: s, Rules: &rules})
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	var l load
+	l.run(ctx, t, tr, akid, 4)
+	l.wg.Wait()
+	if l.ok.Load() == 0 {
+		t.Fatal("no request went through")
+	}
+
+	var seen strings.Builder
+	iter := rdb.Scan(t.Context(), 0, "*", 100).Iterator()
+	keys := 0
+	for iter.Next(t.Context()) {
+		k := iter.Val()
+		keys++
+		seen.WriteString(k + "\n")
+		switch typ := rdb.Type(t.Context(), k).Val(); typ {
+		case "string":
+			seen.WriteString(rdb.Get(t.Context(), k).Val())
+		case "hash":
+			for f, v := range rdb.HGetAll(t.Context(), k).Val() {
+				seen.WriteString(f + "=" + v + "\n")
+			}
+		case "list":
+			seen.WriteString(strings.Join(rdb.LRange(t.Context(), k, 0, -1).Val(), "\n"))
+		case "zset":
+			seen.WriteString(strings.Join(rdb.ZRange(t.Context(), k, 0, -1).Val(), "\n"))
+		default:
+			t.Errorf("key %q of type %q", k, typ)
+		}
+		seen.WriteString("\n")
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if keys < 3 {
+		t.Fatalf("%d keys in Redis, want the tenant's tat, log and peers at least:\n%s", keys, seen.String())
+	}
+	t.Logf("%d keys:\n%s", keys, seen.String())
+	for _, secret := range []string{akid, strings.ToLower(akid), "Signature", "fakecloud"} { // "fakecloud" is the requests' signature
+		if strings.Contains(seen.String(), secret) {
+			t.Errorf("Redis holds %q", secret)
+		}
+	}
+}
