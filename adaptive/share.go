@@ -92,3 +92,13 @@ func (l *Limiter) Paused() time.Time {
 	}
 	return time.Time{}
 }
+
+// Fresh reports whether the Limiter knows nothing of its quota yet: no
+// rule, no limit or Remaining from the server's headers, no throttle seen
+// (slow start before its first throttle). A store that shares the
+// tenant's quota may then pace it by what the other processes know.
+func (l *Limiter) Fresh() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.src == SourceNone && l.s.e == nil
+}

@@ -24,7 +24,7 @@ const (
 // reserveArgs are the reserve script's numeric arguments, in microseconds
 // but for logLimit, a count.
 type reserveArgs struct {
-	interval  int64 // at least 1
+	interval  int64 // at least 1; 0 for the pace in force (a zero Pace)
 	tau       int64 // the span of a burst: (Burst-1) intervals
 	maxWait   int64 // -1 if nothing is due within it
 	logLimit  int64 // 0 for no window log
@@ -41,16 +41,16 @@ type reserveArgs struct {
 // any Window, and loses less than m admissions per Window to the cut.
 func reserveArgsOf(p adaptive.Pace, maxWait time.Duration) reserveArgs {
 	span := micros(maxSpan)
-	a := reserveArgs{interval: min(max(micros(p.Interval), 1), span)}
+	a := reserveArgs{maxWait: maxWaitOf(maxWait)}
+	if p.Interval <= 0 {
+		return a // no pace: the script takes the one in force
+	}
+	a.interval = min(max(micros(p.Interval), 1), span)
 	if b := int64(p.Burst) - 1; b > 0 {
 		a.tau = span
 		if b <= span/a.interval {
 			a.tau = min(b*a.interval, span)
 		}
-	}
-	a.maxWait = -1
-	if maxWait >= 0 {
-		a.maxWait = min(int64(maxWait/time.Microsecond), maxWaitMicros)
 	}
 	if p.Limit > 0 && p.Window > 0 {
 		m := (p.Limit + maxLog - 1) / maxLog
@@ -59,6 +59,15 @@ func reserveArgsOf(p adaptive.Pace, maxWait time.Duration) reserveArgs {
 		a.logWindow = (w + m - 1) / m
 	}
 	return a
+}
+
+// maxWaitOf returns maxWait in microseconds, rounded down, at most
+// maxWaitMicros; -1 if it is negative: nothing is due within it.
+func maxWaitOf(maxWait time.Duration) int64 {
+	if maxWait < 0 {
+		return -1
+	}
+	return min(int64(maxWait/time.Microsecond), maxWaitMicros)
 }
 
 // micros returns d in microseconds, rounded up; 0 if d is not positive.

@@ -13,8 +13,10 @@ import "github.com/redis/go-redis/v9"
 //
 // KEYS: tat, pause, log, peers (see keys).
 // ARGV: interval, tau, maxWait, logLimit, logWindow (see reserveArgs), the
-// process ID, PeerTTL in microseconds.
-// Returns {ok (0 or 1), wait, peers, token}.
+// process ID, PeerTTL in microseconds. An interval of 0 asks for the pace
+// of the latest admission taken (kept with tat).
+// Returns {ok (0 or 1; 2 when asked for a pace and none is in force), wait,
+// peers, token}.
 var reserveScript = redis.NewScript(`
 local margin = 1000
 local function int(x) return string.format('%d', x) end
@@ -28,10 +30,16 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. int(now - ptl))
 redis.call('PEXPIRE', KEYS[4], int(math.floor(ptl / 1000) + margin))
 local peers = redis.call('ZCARD', KEYS[4])
 
-local v = redis.call('HGET', KEYS[1], 't')
-local tat = v and tonumber(v) or now
+local h = redis.call('HMGET', KEYS[1], 't', 'i', 'u', 'l', 'w')
+if iv == 0 then
+  -- A process that knows no pace yet takes a turn at the one in force.
+  if not h[2] then return {2, 0, peers, 0} end
+  iv, tau = tonumber(h[2]), tonumber(h[3] or 0)
+  lim, win = tonumber(h[4] or 0), tonumber(h[5] or 0)
+end
+local tat = h[1] and tonumber(h[1]) or now
 local due = math.max(now, tat - tau)
-v = redis.call('GET', KEYS[2])
+local v = redis.call('GET', KEYS[2])
 if v then due = math.max(due, tonumber(v)) end
 local logged = lim > 0 and win > 0
 if logged then
@@ -45,7 +53,7 @@ end
 local wait = due - now
 if wait > maxwait then return {0, wait, peers, 0} end
 local ntat = math.max(tat, due) + iv
-redis.call('HSET', KEYS[1], 't', int(ntat), 'i', int(iv), 'd', logged and int(due) or '')
+redis.call('HSET', KEYS[1], 't', int(ntat), 'i', int(iv), 'u', int(tau), 'l', int(lim), 'w', int(win), 'd', logged and int(due) or '')
 redis.call('PEXPIRE', KEYS[1], int(math.floor((ntat - now) / 1000) + margin))
 if logged then
   redis.call('LPUSH', KEYS[3], int(due))

@@ -63,7 +63,10 @@ func New(cfg Config) (*Store, error) {
 // they are taken). Taking it moves the arrival time one Interval past the
 // later of itself and the due time. Reservation.Peers counts the processes
 // that reserved for k within Config.PeerTTL, this one included, whether or
-// not the admission was taken.
+// not the admission was taken. A zero Pace takes the admission at the pace
+// of the latest one taken (by another process, whose tenant's pace is
+// said), window included; if none is in force, nothing is taken and
+// NoPace says so.
 //
 // Durations beyond 10 years are cut to 10 years, and a window limit above
 // 10000 is kept over a shorter window, for Redis to keep at most 10000 due
@@ -82,10 +85,11 @@ func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWa
 		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
 	return transport.Reservation{
-		OK:    v[0] == 1,
-		Wait:  time.Duration(v[1]) * time.Microsecond,
-		Peers: int(v[2]),
-		Token: v[3],
+		OK:     v[0] == 1,
+		NoPace: v[0] == 2,
+		Wait:   time.Duration(v[1]) * time.Microsecond,
+		Peers:  int(v[2]),
+		Token:  v[3],
 	}, nil
 }
 

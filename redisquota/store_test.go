@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -311,8 +312,8 @@ func TestKeys(t *testing.T) {
 
 	number := regexp.MustCompile(`^[0-9]+$`)
 	fields, _ := m.HKeys(base + "tat")
-	if !slices.Equal(fields, []string{"d", "i", "t"}) {
-		t.Errorf("tat fields = %q, want d, i, t", fields)
+	if !slices.Equal(fields, []string{"d", "i", "l", "t", "u", "w"}) {
+		t.Errorf("tat fields = %q, want d, i, l, t, u, w", fields)
 	}
 	var values []string
 	for _, f := range fields {
@@ -369,5 +370,37 @@ func TestTenantsApart(t *testing.T) {
 	}
 	if got := reserve(t, s, every100ms).Wait; got != 100*time.Millisecond {
 		t.Fatalf("the tenant's second wait = %v, want 100ms", got)
+	}
+}
+
+// TestReserveJoinsThePaceInForce checks that a zero Pace, from a process
+// that knows nothing of the tenant yet, takes its turn at the pace of the
+// latest admission, burst and window included, and that with no pace in
+// force it takes nothing.
+func TestReserveJoinsThePaceInForce(t *testing.T) {
+	m := newMini(t)
+	a := m.store(t, Config{ID: "a"})
+	b := m.store(t, Config{ID: "b"})
+	r, err := b.Reserve(context.Background(), tenant, adaptive.Pace{}, forever)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK || !r.NoPace || r.Peers != 1 {
+		t.Fatalf("with no pace in force: %+v, want NoPace, nothing taken, 1 peer", r)
+	}
+	if keys := m.Keys(); len(keys) != 1 || !strings.HasSuffix(keys[0], ":peers") {
+		t.Fatalf("keys after it: %q, want the peers' only", keys)
+	}
+	p := adaptive.Pace{Interval: 10 * time.Millisecond, Burst: 2, Limit: 3, Window: time.Second, Source: adaptive.SourceHeaders}
+	if got, want := waits(t, a, p, 2), ms(0, 0); !slices.Equal(got, want) {
+		t.Fatalf("a's waits = %v, want %v", got, want)
+	}
+	// b knows no pace: it takes a's, whose window holds one more now,
+	// then none until a second after the first.
+	if got, want := waits(t, b, adaptive.Pace{}, 2), ms(10, 1000); !slices.Equal(got, want) {
+		t.Fatalf("b's waits at the pace in force = %v, want %v", got, want)
+	}
+	if got := reserve(t, b, adaptive.Pace{}).Peers; got != 2 {
+		t.Fatalf("peers = %d, want 2", got)
 	}
 }

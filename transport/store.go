@@ -16,8 +16,11 @@ import (
 //
 // What is shared is the pace every process derives alike (see
 // adaptive.Pace.Said): a rule's, and the one the server's rate-limit
-// headers set, with the pauses the server asks for. A tenant whose pace is
-// learned from throttles alone is paced by each process on its own.
+// headers set, with the pauses the server asks for. A process that knows
+// nothing of a tenant yet (adaptive.Limiter.Fresh) takes its turns at the
+// pace the others share, if they share one, until it knows. A tenant whose
+// pace is learned from throttles alone is paced by each process on its
+// own.
 //
 // Every method must return within the store's own timeout, however slow
 // or far its backend: a caller waits on it before its request goes. An
@@ -25,7 +28,9 @@ import (
 type Store interface {
 	// Reserve takes tenant k's next admission from the shared pacer, at
 	// pace p, if it is due within maxWait; otherwise it takes nothing and
-	// says when it would be.
+	// says when it would be. A zero p asks for the pace the other
+	// processes share, if any (a process that knows nothing of the
+	// tenant yet); if there is none, it takes nothing and says NoPace.
 	Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error)
 	// Cancel gives back a reservation whose request will not be sent, if
 	// no later one was taken after it (as a token bucket gives back a
@@ -38,10 +43,11 @@ type Store interface {
 
 // Reservation is an admission reserved from a Store.
 type Reservation struct {
-	OK    bool          // it was due within maxWait, and is taken
-	Wait  time.Duration // from the call until it is due (would be, if not OK)
-	Peers int           // processes seen spending the tenant's quota lately, this one included
-	Token int64         // the store's mark of the reservation, for Cancel
+	OK     bool          // it was due within maxWait, and is taken
+	NoPace bool          // asked with a zero Pace, and no pace is shared: nothing taken
+	Wait   time.Duration // from the call until it is due (would be, if not OK)
+	Peers  int           // processes seen spending the tenant's quota lately, this one included
+	Token  int64         // the store's mark of the reservation, for Cancel
 }
 
 // defaultStoreRetry is how long a Transport whose Store failed goes on
@@ -160,8 +166,8 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 	}
 	lim.SetShare(1)
 	p := lim.Pace()
-	if !p.Said() {
-		return Reservation{}, false, nil
+	if !p.Said() && !lim.Fresh() {
+		return Reservation{}, false, nil // learned here: not shared
 	}
 	maxWait := time.Duration(1<<63 - 1)
 	deadline, hasDeadline := ctx.Deadline()
@@ -178,6 +184,9 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 		return Reservation{}, false, nil
 	}
 	t.storeAnswered(r.Peers)
+	if r.NoPace {
+		return Reservation{}, false, nil
+	}
 	if !r.OK {
 		return Reservation{}, false, &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
 	}

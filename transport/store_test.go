@@ -54,6 +54,12 @@ func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 	defer s.mu.Unlock()
 	now := time.Now().UnixNano()
 	iv := int64(p.Interval)
+	if iv == 0 { // a fresh process asks for the pace in force
+		if iv = s.interval[k]; iv == 0 {
+			return Reservation{NoPace: true, Peers: s.peers}, nil
+		}
+		p.Burst = 1
+	}
 	tat := max(s.tat[k], now)
 	due := max(now, tat-int64(p.Burst-1)*iv, s.pause[k])
 	if due-now > int64(maxWait) {
@@ -267,7 +273,9 @@ func TestStoreDownFallsBack(t *testing.T) {
 }
 
 // TestStoreLeavesLearnedTenants: a tenant whose pace is learned from
-// throttles alone is not shared, and costs no call to the store.
+// throttles alone is not shared, and once it has learned anything costs no
+// call to the store; before, it asks the store for a shared pace, and
+// finds none.
 func TestStoreLeavesLearnedTenants(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(20), Faults: latency})
@@ -275,14 +283,79 @@ func TestStoreLeavesLearnedTenants(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 		defer cancel()
 		_, l, wg := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
+		time.Sleep(time.Second)
+		fresh := store.calls.Load()
 		wg.Wait()
 		if l.ok.Load() == 0 || l.throttled.Load() == 0 {
 			t.Fatalf("%d ok, %d throttled: the learner had nothing to learn from", l.ok.Load(), l.throttled.Load())
 		}
-		if n := store.calls.Load(); n != 0 {
+		if fresh == 0 || fresh > 40 {
+			t.Errorf("%d calls to the store in the first second, want those of slow start", fresh)
+		}
+		if n := store.calls.Load() - fresh; n != 0 {
 			t.Errorf("%d calls to the store for a learned tenant, want 0", n)
 		}
+		if len(store.tat) != 0 {
+			t.Errorf("the store holds a pace for the tenant: %v", store.tat)
+		}
 	})
+}
+
+// TestStoreJoinerTakesTheFleetsPace: a process that starts while another
+// spends a quota the server says takes its turns at the shared pace from
+// its first request, before any answer tells it the limit.
+func TestStoreJoinerTakesTheFleetsPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 50
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Headers: fakecloud.HeadersAlibaba, HeadersOnEveryAnswer: true, Faults: latency})
+		store := newMemStore(2)
+		ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
+		defer cancel()
+		_, _, first := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
+		time.Sleep(3 * time.Second)
+		m := newMeter(cloud, "AK1")
+		joiner := newSpy(store)
+		_, l, second := fleet(ctx, t, cloud, 1, 16, func(int) Config { return Config{Store: joiner} })
+		time.Sleep(3*time.Second - time.Millisecond)
+		s := m.since()
+		first.Wait()
+		second.Wait()
+		t.Logf("after the join: goodput %.1f%%, %d throttled; the joiner's first reservations: %v", 100*s.goodput(limit), s.throttled, joiner.firstPaces())
+		if s.throttled != 0 {
+			t.Errorf("%d throttles after a process joined, want 0", s.throttled)
+		}
+		if l.ok.Load() == 0 {
+			t.Fatal("the joiner got nothing through")
+		}
+		if p := joiner.firstPaces(); len(p) == 0 || p[0] != 0 {
+			t.Errorf("the joiner's first reservations asked for paces %v, want the shared one (0) first", p)
+		}
+	})
+}
+
+// spyStore is a Store that records the intervals of its first
+// reservations.
+type spyStore struct {
+	*memStore
+	mu    sync.Mutex
+	paces []time.Duration
+}
+
+func newSpy(s *memStore) *spyStore { return &spyStore{memStore: s} }
+
+func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error) {
+	s.mu.Lock()
+	if len(s.paces) < 4 {
+		s.paces = append(s.paces, p.Interval)
+	}
+	s.mu.Unlock()
+	return s.memStore.Reserve(ctx, k, p, maxWait)
+}
+
+func (s *spyStore) firstPaces() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.paces...)
 }
 
 // sharedRules paces every tenant at 1/s by a rule: a said pace, shared.
