@@ -16,6 +16,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/loadtest"
 	"github.com/tollgate-go/tollgate/internal/logtest"
 	"github.com/tollgate-go/tollgate/quota"
 )
@@ -68,7 +69,7 @@ func (l *breakerLog) sendsIn(from, to time.Time) int {
 // quota of 50/s and no rate-limit headers, through a Transport with cfg:
 // healthy for 5 s, then failing as faults say (on top of the latency) for
 // 5 s, then healthy again until 25 s.
-func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fakecloud.Cloud, *load, *meter) {
+func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fakecloud.Cloud, *load, *loadtest.Meter) {
 	const limit = 50
 	cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency})
 	var log breakerLog
@@ -77,10 +78,10 @@ func storm(t *testing.T, cfg Config, faults fakecloud.Faults) (*breakerLog, *fak
 	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Second)
 	defer cancel()
 	var l load
-	l.from.Store(math.MaxInt64)
-	wg := l.run(ctx, t, tr, "AK1", workers)
+	l.From.Store(math.MaxInt64)
+	wg := l.Run(ctx, t, tr, "AK1", workers)
 	time.Sleep(5 * time.Second)
-	l.from.Store(time.Now().UnixNano())
+	l.From.Store(time.Now().UnixNano())
 	stormy := faults
 	stormy.LatencyRate, stormy.Latency, stormy.LatencyJitter = latency.LatencyRate, latency.Latency, latency.LatencyJitter
 	cloud.SetFaults(stormy)
@@ -127,7 +128,7 @@ func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration, faults f
 		start := time.Now()
 		stormAt, stormEnd := start.Add(5*time.Second), start.Add(10*time.Second)
 		log, cloud, l, m := storm(t, Config{Breaker: &cfg}, faults)
-		after := m.since()
+		after := m.Since()
 
 		if len(log.changes) == 0 || log.changes[0].To != breaker.StateOpen {
 			t.Fatalf("changes %v: the breaker never opened", log.changes)
@@ -172,11 +173,11 @@ func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration, faults f
 		// answer a round trip, and a wait for quota its pace (32 callers
 		// at 50/s wait 0.64 s each, more while the learner measures a
 		// window: up to 1.25 s seen).
-		if d := time.Duration(l.longest.Load()); d > 2*time.Second {
+		if d := time.Duration(l.Longest.Load()); d > 2*time.Second {
 			t.Errorf("a RoundTrip from the storm on took %v", d)
 		}
 		t.Logf("%d probes; calls: %d ok, %d answered otherwise, %d refused by the breaker; longest RoundTrip from the storm on %v",
-			probes, l.ok.Load(), l.throttled.Load(), l.open.Load(), time.Duration(l.longest.Load()))
+			probes, l.OK.Load(), l.Throttled.Load(), l.Open.Load(), time.Duration(l.Longest.Load()))
 		// From 20 s, closed for good: the full quota, as without a storm.
 		withoutHeaders.check(t, "from 20s to 25s", after, 50)
 		if n := cloud.Stats().Total.Replays; n != 0 {
@@ -190,10 +191,10 @@ func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration, faults f
 func TestBreakerOffStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		log, _, l, _ := storm(t, Config{}, fakecloud.Faults{UnavailableRate: 0.8})
-		if len(log.changes) != 0 || l.open.Load() != 0 {
-			t.Fatalf("no breaker, but %d changes and %d refusals", len(log.changes), l.open.Load())
+		if len(log.changes) != 0 || l.Open.Load() != 0 {
+			t.Fatalf("no breaker, but %d changes and %d refusals", len(log.changes), l.Open.Load())
 		}
-		t.Logf("calls: %d ok, %d answered otherwise", l.ok.Load(), l.throttled.Load())
+		t.Logf("calls: %d ok, %d answered otherwise", l.OK.Load(), l.Throttled.Load())
 	})
 }
 
@@ -215,10 +216,10 @@ func TestThrottlesNeverOpen(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 				defer cancel()
 				var l load
-				l.run(ctx, t, tr, "AK1", workers).Wait()
+				l.Run(ctx, t, tr, "AK1", workers).Wait()
 				st := cloud.Stats().Total
-				if len(log.changes) != 0 || l.open.Load() != 0 {
-					t.Errorf("%d throttles opened the breaker: %d changes, %d refusals", st.Throttled, len(log.changes), l.open.Load())
+				if len(log.changes) != 0 || l.Open.Load() != 0 {
+					t.Errorf("%d throttles opened the breaker: %d changes, %d refusals", st.Throttled, len(log.changes), l.Open.Load())
 				}
 				// Far more than the 2 failures in a row that would open it.
 				if st.Throttled < 20 {
@@ -273,7 +274,7 @@ func TestDegradedStaysClosed(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		var l load
-		l.run(ctx, t, tr, "AK1", workers).Wait()
+		l.Run(ctx, t, tr, "AK1", workers).Wait()
 		st := cloud.Stats().Total
 		if len(log.changes) != 0 {
 			t.Errorf("one failure in five opened the breaker: %v", log.changes)

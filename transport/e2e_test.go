@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/loadtest"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -96,16 +97,16 @@ func TestTenantsIsolated(t *testing.T) {
 		tr := New(cloud.RoundTripper(), Config{})
 		ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
 		defer cancel()
-		meters := map[string]*meter{}
+		meters := map[string]*loadtest.Meter{}
 		var waits []interface{ Wait() }
 		for akid := range limits {
 			meters[akid] = newMeter(cloud, akid)
 			var l load
-			waits = append(waits, l.run(ctx, t, tr, akid, workers))
+			waits = append(waits, l.Run(ctx, t, tr, akid, workers))
 		}
 		time.Sleep(2 * time.Second)
 		for _, m := range meters {
-			m.mark()
+			m.Mark()
 		}
 		time.Sleep(10*time.Second - time.Millisecond)
 		for akid, m := range meters {
@@ -113,7 +114,7 @@ func TestTenantsIsolated(t *testing.T) {
 			if limits[akid] <= 10 {
 				b = lowQuota
 			}
-			b.check(t, akid, m.since(), float64(limits[akid]))
+			b.check(t, akid, m.Since(), float64(limits[akid]))
 		}
 		for _, w := range waits {
 			w.Wait()
@@ -207,18 +208,18 @@ func steady(t *testing.T, cloud *fakecloud.Cloud, limit int, b checker) {
 	defer cancel()
 	m := newMeter(cloud, "AK1")
 	var l load
-	wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
+	wg := l.Run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
 	time.Sleep(2 * time.Second)
-	warm := m.since()
+	warm := m.Since()
 	time.Sleep(10*time.Second - time.Millisecond)
-	s := m.since()
+	s := m.Since()
 	wg.Wait()
-	t.Logf("warm-up: %d ok, %d throttled", warm.admitted, warm.throttled)
+	t.Logf("warm-up: %d ok, %d throttled", warm.Admitted, warm.Throttled)
 	b.check(t, "steady state", s, float64(limit))
-	if n := m.counters().Replays; n != 0 {
+	if n := m.Counters().Replays; n != 0 {
 		t.Errorf("%d SignatureNonceUsed answers: a request was resent", n)
 	}
-	if n := l.failed.Load(); n != 0 {
+	if n := l.Failed.Load(); n != 0 {
 		t.Errorf("%d requests failed inside the Transport", n)
 	}
 }
@@ -248,16 +249,16 @@ func stepped(t *testing.T, cloud *fakecloud.Cloud, b [3]checker) {
 	defer cancel()
 	m := newMeter(cloud, "AK1")
 	var l load
-	wg := l.run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
+	wg := l.Run(ctx, t, New(cloud.RoundTripper(), Config{}), "AK1", workers)
 	for i, st := range steps {
 		time.Sleep(2 * time.Second)
-		m.since()
+		m.Since()
 		time.Sleep(8*time.Second - time.Millisecond)
-		b[i].check(t, "quota "+st.from.String()+" in", m.since(), float64(st.limit))
+		b[i].check(t, "quota "+st.from.String()+" in", m.Since(), float64(st.limit))
 		time.Sleep(time.Millisecond)
 	}
 	wg.Wait()
-	if n := m.counters().Replays; n != 0 {
+	if n := m.Counters().Replays; n != 0 {
 		t.Errorf("%d SignatureNonceUsed answers", n)
 	}
 }
@@ -278,11 +279,11 @@ func TestInFlightCapFound(t *testing.T) {
 		defer cancel()
 		m := newMeter(cloud, "AK1")
 		var l load
-		w := l.run(ctx, t, through(cloud.RoundTripper()), "AK1", workers)
+		w := l.Run(ctx, t, through(cloud.RoundTripper()), "AK1", workers)
 		time.Sleep(5 * time.Second)
-		m.mark()
+		m.Mark()
 		time.Sleep(5*time.Second - time.Millisecond)
-		s := m.since()
+		s := m.Since()
 		w.Wait()
 		return s
 	}
@@ -303,13 +304,13 @@ func TestInFlightCapFound(t *testing.T) {
 			return false
 		})
 	})
-	ratio := float64(got.admitted) / float64(max(bare.admitted, 1))
+	ratio := float64(got.Admitted) / float64(max(bare.Admitted, 1))
 	t.Logf("%d successes (bare %d: %.1f%%), %.2f%% throttled (bare %.1f%%)",
-		got.admitted, bare.admitted, 100*ratio, 100*got.throttledShare(), 100*bare.throttledShare())
+		got.Admitted, bare.Admitted, 100*ratio, 100*got.ThrottledShare(), 100*bare.ThrottledShare())
 	if ratio < 0.9 {
 		t.Errorf("%.1f%% of the bare transport's successes, want ≥ 90%%", 100*ratio)
 	}
-	if th := got.throttledShare(); th > 0.01 {
+	if th := got.ThrottledShare(); th > 0.01 {
 		t.Errorf("%.2f%% throttled, want ≤ 1%%", 100*th)
 	}
 }

@@ -1,158 +1,27 @@
 package transport
 
 import (
-	"context"
-	"errors"
-	"io"
-	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/loadtest"
 )
 
 // endpoint is the Alibaba-shaped address the load sends to; the fake answers
 // it in memory.
-const endpoint = "http://ecs.cn-hangzhou.aliyuncs.com"
+const endpoint = loadtest.Endpoint
 
-// load drives workers goroutines that each send DescribeInstances through rt
-// for the given AccessKeyId until ctx ends, and counts what comes back. A
-// refusal of an open circuit breaker is waited out as retry.Do would (its
-// Wait, at least 1 ms).
-type load struct {
-	ok, throttled, failed atomic.Int64 // answered 200, answered otherwise, no answer
-	open                  atomic.Int64 // refused by an open circuit breaker
-	from                  atomic.Int64 // Unix ns from which longest is measured (0: from the start)
-	longest               atomic.Int64 // ns, the longest RoundTrip begun at or after from
-}
+// load drives workers through a Transport and counts what comes back; span
+// and newMeter measure what the fake gateway saw (package loadtest).
+type (
+	load = loadtest.Load
+	span = loadtest.Span
+)
 
-func (l *load) run(ctx context.Context, t *testing.T, rt http.RoundTripper, akid string, workers int) *sync.WaitGroup {
-	t.Helper()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				req, err := fakecloud.NewRequest(ctx, endpoint, akid, "DescribeInstances")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				start := time.Now()
-				resp, err := rt.RoundTrip(req)
-				l.took(start)
-				var oe *breaker.OpenError
-				switch {
-				case errors.Is(err, ErrDeadline):
-					// The run ends before this worker's turn would come.
-					<-ctx.Done()
-					return
-				case errors.As(err, &oe):
-					l.open.Add(1)
-					if !errors.Is(err, ErrCircuitOpen) {
-						t.Errorf("refusal %v does not match ErrCircuitOpen", err)
-					}
-					sleep(ctx, max(oe.Wait, time.Millisecond))
-				case err != nil:
-					if ctx.Err() == nil {
-						l.failed.Add(1)
-						t.Errorf("RoundTrip: %v", err)
-						sleep(ctx, 10*time.Millisecond) // never spin
-					}
-				default:
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode == http.StatusOK {
-						l.ok.Add(1)
-					} else {
-						l.throttled.Add(1)
-					}
-				}
-			}
-		})
-	}
-	return &wg
-}
-
-// took records a RoundTrip begun at start and ended now in longest.
-func (l *load) took(start time.Time) {
-	if start.UnixNano() < l.from.Load() {
-		return
-	}
-	d := int64(time.Since(start))
-	for m := l.longest.Load(); d > m && !l.longest.CompareAndSwap(m, d); m = l.longest.Load() {
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-// span is what the fake admitted and throttled for one account between two
-// moments of a run.
-type span struct {
-	admitted, throttled int64
-	seconds             float64
-}
-
-func (s span) goodput(limitPerSecond float64) float64 {
-	return float64(s.admitted) / (limitPerSecond * s.seconds)
-}
-
-func (s span) throttledShare() float64 {
-	if s.admitted+s.throttled == 0 {
-		return 0
-	}
-	return float64(s.throttled) / float64(s.admitted+s.throttled)
-}
-
-// meter samples the fake's counters of one account.
-type meter struct {
-	cloud   *fakecloud.Cloud
-	account string
-	at      time.Time
-	c       fakecloud.Counters
-}
-
-func newMeter(cloud *fakecloud.Cloud, account string) *meter {
-	m := &meter{cloud: cloud, account: account}
-	m.mark()
-	return m
-}
-
-func (m *meter) counters() fakecloud.Counters {
-	var c fakecloud.Counters
-	for _, a := range m.cloud.Stats().Tenants[m.account] {
-		c.Admitted += a.Admitted
-		c.Throttled += a.Throttled
-		c.Replays += a.Replays
-	}
-	return c
-}
-
-// mark starts a new span now.
-func (m *meter) mark() {
-	m.at, m.c = time.Now(), m.counters()
-}
-
-// since returns the span from the last mark to now, and starts a new one.
-func (m *meter) since() span {
-	c, now := m.counters(), time.Now()
-	s := span{
-		admitted:  c.Admitted - m.c.Admitted,
-		throttled: c.Throttled - m.c.Throttled,
-		seconds:   now.Sub(m.at).Seconds(),
-	}
-	m.at, m.c = now, c
-	return s
+// newMeter returns a meter of account's counters on cloud.
+func newMeter(cloud *fakecloud.Cloud, account string) *loadtest.Meter {
+	return loadtest.NewMeter(cloud, account)
 }
 
 // bounds are the goodput floor and throttled-share ceiling a span must meet.
@@ -190,9 +59,9 @@ type checker interface {
 
 func (b bounds) check(t *testing.T, what string, s span, limitPerSecond float64) {
 	t.Helper()
-	g, th := s.goodput(limitPerSecond), s.throttledShare()
+	g, th := s.Goodput(limitPerSecond), s.ThrottledShare()
 	t.Logf("%s: goodput %.1f%% of %g/s, %.2f%% throttled (%d ok, %d throttled in %.1fs)",
-		what, 100*g, limitPerSecond, 100*th, s.admitted, s.throttled, s.seconds)
+		what, 100*g, limitPerSecond, 100*th, s.Admitted, s.Throttled, s.Seconds)
 	if g < b.minGoodput {
 		t.Errorf("%s: goodput %.1f%%, want ≥ %.0f%%", what, 100*g, 100*b.minGoodput)
 	}

@@ -221,7 +221,7 @@ func TestLogInFlightCap(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		var l load
-		l.run(ctx, t, tr, "AKIDcap", workers).Wait()
+		l.Run(ctx, t, tr, "AKIDcap", workers).Wait()
 		var found bool
 		recs := logtest.Records(t, buf)
 		for _, r := range recs {

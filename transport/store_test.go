@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/loadtest"
 	"github.com/tollgate-go/tollgate/internal/logtest"
 	"github.com/tollgate-go/tollgate/quota"
 )
@@ -42,7 +43,7 @@ func (s *memStore) fail(ctx context.Context) error {
 	if !s.down.Load() {
 		return nil
 	}
-	sleep(ctx, s.delay)
+	loadtest.Sleep(ctx, s.delay)
 	return errStoreDown
 }
 
@@ -127,7 +128,7 @@ func fleet(ctx context.Context, t *testing.T, cloud *fakecloud.Cloud, n, perWork
 		c := cfg(i)
 		c.Accounts = fleetAccounts
 		trs[i] = New(cloud.RoundTripper(), c)
-		wg := l.run(ctx, t, trs[i], "AK1", perWorkers)
+		wg := l.Run(ctx, t, trs[i], "AK1", perWorkers)
 		all.Go(wg.Wait)
 	}
 	return trs, &l, &all
@@ -155,19 +156,19 @@ func TestStoreSharesTheQuota(t *testing.T) {
 					return Config{Store: store}
 				})
 				time.Sleep(2 * time.Second)
-				m.mark()
+				m.Mark()
 				time.Sleep(10*time.Second - time.Millisecond)
-				s := m.since()
+				s := m.Since()
 				wg.Wait()
 				if !shared {
-					t.Logf("without the store: goodput %.1f%%, %.2f%% throttled", 100*s.goodput(limit), 100*s.throttledShare())
-					if s.throttledShare() <= withHeaders.maxThrottled {
-						t.Errorf("without the store only %.2f%% throttled: the test shows nothing the store does", 100*s.throttledShare())
+					t.Logf("without the store: goodput %.1f%%, %.2f%% throttled", 100*s.Goodput(limit), 100*s.ThrottledShare())
+					if s.ThrottledShare() <= withHeaders.maxThrottled {
+						t.Errorf("without the store only %.2f%% throttled: the test shows nothing the store does", 100*s.ThrottledShare())
 					}
 					return
 				}
 				withHeaders.check(t, "four processes on one store", s, limit)
-				if n := l.failed.Load(); n != 0 {
+				if n := l.Failed.Load(); n != 0 {
 					t.Errorf("%d calls failed", n)
 				}
 				if store.calls.Load() == 0 {
@@ -203,11 +204,11 @@ func TestStoreDownFallsBack(t *testing.T) {
 		})
 		time.Sleep(3 * time.Second)
 		store.down.Store(true)
-		l.from.Store(time.Now().UnixNano())
+		l.From.Store(time.Now().UnixNano())
 		calls := store.calls.Load()
-		m.mark()
+		m.Mark()
 		time.Sleep(3 * time.Second)
-		out := m.since()
+		out := m.Since()
 		during := store.calls.Load() - calls
 		for i, tr := range trs {
 			if !tr.StoreDown() {
@@ -221,17 +222,17 @@ func TestStoreDownFallsBack(t *testing.T) {
 			})
 		}
 		store.down.Store(false)
-		longest := time.Duration(l.longest.Load())
-		l.from.Store(0)
+		longest := time.Duration(l.Longest.Load())
+		l.From.Store(0)
 		time.Sleep(1 * time.Second)
-		m.mark()
+		m.Mark()
 		time.Sleep(3*time.Second - time.Millisecond)
-		back := m.since()
+		back := m.Since()
 		wg.Wait()
 
 		t.Logf("outage: %d store calls; goodput %.1f%%, %.2f%% throttled; longest call begun in it %v",
-			during, 100*out.goodput(limit), 100*out.throttledShare(), longest)
-		if n := l.failed.Load(); n != 0 {
+			during, 100*out.Goodput(limit), 100*out.ThrottledShare(), longest)
+		if n := l.Failed.Load(); n != 0 {
 			t.Errorf("%d calls failed", n)
 		}
 		// Each Transport tries once per StoreRetry (1 s), besides the calls
@@ -246,7 +247,7 @@ func TestStoreDownFallsBack(t *testing.T) {
 		if bound := 2*store.delay + perWorkers*time.Second/(limit/2) + time.Second + 100*time.Millisecond; longest > bound {
 			t.Errorf("a call begun in the outage took %v, want ≤ %v", longest, bound)
 		}
-		if g := out.goodput(limit); g < 0.8 || g > 1.001 {
+		if g := out.Goodput(limit); g < 0.8 || g > 1.001 {
 			t.Errorf("goodput %.1f%% in the outage, want the two halves of the quota", 100*g)
 		}
 		withHeaders.check(t, "shared again", back, limit)
@@ -286,8 +287,8 @@ func TestStoreLeavesLearnedTenants(t *testing.T) {
 		time.Sleep(time.Second)
 		fresh := store.calls.Load()
 		wg.Wait()
-		if l.ok.Load() == 0 || l.throttled.Load() == 0 {
-			t.Fatalf("%d ok, %d throttled: the learner had nothing to learn from", l.ok.Load(), l.throttled.Load())
+		if l.OK.Load() == 0 || l.Throttled.Load() == 0 {
+			t.Fatalf("%d ok, %d throttled: the learner had nothing to learn from", l.OK.Load(), l.Throttled.Load())
 		}
 		if fresh == 0 || fresh > 40 {
 			t.Errorf("%d calls to the store in the first second, want those of slow start", fresh)
@@ -317,14 +318,14 @@ func TestStoreJoinerTakesTheFleetsPace(t *testing.T) {
 		joiner := newSpy(store)
 		_, l, second := fleet(ctx, t, cloud, 1, 16, func(int) Config { return Config{Store: joiner} })
 		time.Sleep(3*time.Second - time.Millisecond)
-		s := m.since()
+		s := m.Since()
 		first.Wait()
 		second.Wait()
-		t.Logf("after the join: goodput %.1f%%, %d throttled; the joiner's first reservations: %v", 100*s.goodput(limit), s.throttled, joiner.firstPaces())
-		if s.throttled != 0 {
-			t.Errorf("%d throttles after a process joined, want 0", s.throttled)
+		t.Logf("after the join: goodput %.1f%%, %d throttled; the joiner's first reservations: %v", 100*s.Goodput(limit), s.Throttled, joiner.firstPaces())
+		if s.Throttled != 0 {
+			t.Errorf("%d throttles after a process joined, want 0", s.Throttled)
 		}
-		if l.ok.Load() == 0 {
+		if l.OK.Load() == 0 {
 			t.Fatal("the joiner got nothing through")
 		}
 		if p := joiner.firstPaces(); len(p) == 0 || p[0] != 0 {

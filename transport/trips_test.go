@@ -67,7 +67,7 @@ func TestBreakerTrips(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second+10*time.Minute)
 				defer cancel()
 				var l load
-				wg := l.run(ctx, t, tr, "AK1", workers)
+				wg := l.Run(ctx, t, tr, "AK1", workers)
 				time.Sleep(20 * time.Second)
 				f := col.faults
 				f.LatencyRate, f.Latency, f.LatencyJitter = latency.LatencyRate, latency.Latency, latency.LatencyJitter
