@@ -30,7 +30,9 @@ import (
 type options struct {
 	duration time.Duration
 	workers  int
-	quota    int // per second, on the fake gateway
+	quota    int           // per second, on the fake gateway
+	step     bool          // the quota steps to half and back during a run
+	settle   time.Duration // how long a run is given after each change of the quota
 	headers  fakecloud.HeaderMode
 	compare  bool
 	breaker  bool        // give tollgate's run a circuit breaker
@@ -47,7 +49,7 @@ type options struct {
 }
 
 // defaultQuota is the fake gateway's quota per second, halved for the
-// middle third of a run. At 20/s halved to 10/s, a run's settled parts fall
+// middle third of a run (with -step). At 20/s halved to 10/s, a run's settled parts fall
 // short (93-94% of the quota): at 10/s the Limiter holds two seconds between
 // probes, to keep their throttles under 5%, so it may find the quota raised
 // back only about three seconds later, and a third of 15 s leaves it one
@@ -129,12 +131,13 @@ func startGateway(o options) (*gateway, error) {
 		return []fakecloud.Quota{{API: "DescribeInstances", Limit: n, Window: time.Second}}
 	}
 	ps := o.phases()
+	var steps []fakecloud.Phase
+	for _, p := range ps[1:] {
+		steps = append(steps, fakecloud.Phase{At: p.from, Quotas: q(p.quota)})
+	}
 	cfg := fakecloud.Config{
-		Quotas: q(ps[0].quota),
-		Phases: []fakecloud.Phase{
-			{At: ps[1].from, Quotas: q(ps[1].quota)},
-			{At: ps[2].from, Quotas: q(ps[2].quota)},
-		},
+		Quotas:               q(ps[0].quota),
+		Phases:               steps,
 		Headers:              o.headers,
 		HeadersOnEveryAnswer: o.headers != fakecloud.HeadersNone,
 		Faults:               o.faultsAt(0),
@@ -193,16 +196,17 @@ type result struct {
 	reopened  int64 // of which failed, opening it again
 }
 
-// settleTime is how long after the start and after each change of the quota
-// a run is given to settle: transport's end-to-end bounds (≥ 95% of the
-// quota, ≤ 5% throttled, without headers) hold from then on.
-const settleTime = 2 * time.Second
+// defaultSettle is how long after the start and after each change of the
+// quota a run is given to settle (-settle): transport's end-to-end bounds
+// (≥ 95% of the quota, ≤ 5% throttled, without headers) hold from then on.
+const defaultSettle = 2 * time.Second
 
 // settled is what the fake gateway admitted and throttled over the settled
-// parts of a run: each phase of the quota from settleTime after it began.
+// parts of a run: each phase of the quota from -settle after it began.
 type settled struct {
 	admitted, throttled int64
 	allowed             float64 // what the quota allowed in those parts
+	coldStart           int64   // throttled before the first phase settled (or the run ended)
 }
 
 func (s settled) goodput() float64 { return float64(s.admitted) / max(s.allowed, 1) }
@@ -217,19 +221,32 @@ type phase struct {
 	quota    int
 }
 
-// phases returns the run's phases of the quota: full, half, full.
+// phases returns the run's phases of the quota: with -step full, half,
+// full; without, one at -quota throughout.
 func (o options) phases() []phase {
+	if !o.step {
+		return []phase{{0, o.duration, o.quota}}
+	}
 	third := o.duration / 3
 	return []phase{{0, third, o.quota}, {third, 2 * third, o.quota / 2}, {2 * third, o.duration, o.quota}}
 }
 
 // measureSettled samples the fake gateway's counters at the start and end
 // of each settled part of a run begun at start, sleeping until each moment,
-// and returns their sum. It returns early when ctx ends.
+// and returns their sum, with the throttles of the cold start: those
+// counted by the time the first phase settled. It returns early when ctx
+// ends.
 func measureSettled(ctx context.Context, o options, cloud *fakecloud.Cloud, start time.Time) settled {
 	var s settled
-	for _, p := range o.phases() {
-		from, to := p.from+settleTime, p.to-time.Millisecond
+	for i, p := range o.phases() {
+		from, to := p.from+o.settle, p.to-time.Millisecond
+		if i == 0 {
+			reached := sleepUntil(ctx, start.Add(from))
+			s.coldStart = cloud.Stats().Total.Throttled
+			if !reached {
+				return s
+			}
+		}
 		if to <= from {
 			continue
 		}
@@ -505,7 +522,10 @@ func printReport(out io.Writer, o options, results []*result) {
 	}
 	fmt.Fprintf(out, "\n%d workers for %v against %s", o.workers, o.duration, target)
 	if o.endpoint == "" {
-		fmt.Fprintf(out, ", DescribeInstances quota %d/s (%d/s from %v to %v)", o.quota, o.quota/2, o.duration/3, 2*o.duration/3)
+		fmt.Fprintf(out, ", DescribeInstances quota %d/s", o.quota)
+		if ps := o.phases(); len(ps) > 1 {
+			fmt.Fprintf(out, " (%d/s from %v to %v)", ps[1].quota, ps[1].from, ps[1].to)
+		}
 	}
 	fmt.Fprintln(out)
 	if len(o.faults) > 0 {
@@ -516,7 +536,11 @@ func printReport(out io.Writer, o options, results []*result) {
 		fmt.Fprintf(out, "faults %s\n", strings.Join(fs, ","))
 	}
 	if o.endpoint == "" {
-		defer fmt.Fprintf(out, "\nsettled: from %v after the start and after each change of the quota, as the fake gateway\ncounted requests (the SDK's retries included)\n", settleTime)
+		after := "the start and after each change of the quota"
+		if !o.step {
+			after = "the start"
+		}
+		defer fmt.Fprintf(out, "\nsettled: from %v after %s, as the fake gateway\ncounted requests (the SDK's retries included); cold-start throttles: those it counted\nin the first %v\n", o.settle, after, o.settle)
 	}
 	if len(o.faults) > 0 {
 		defer fmt.Fprint(out, "\nduring faults: while a fault of -faults was on, as the fake gateway counted requests;\n"+
@@ -543,6 +567,7 @@ func printReport(out io.Writer, o options, results []*result) {
 		row("goodput (of quota)", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.goodput) })
 		row("settled goodput", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.settled.goodput()) })
 		row("settled throttled", func(r *result) string { return fmt.Sprintf("%.1f%%", 100*r.settled.throttledShare()) })
+		row("cold-start throttles", func(r *result) string { return fmt.Sprint(r.settled.coldStart) })
 		row("nonces reused", func(r *result) string { return fmt.Sprint(r.replays) })
 	}
 	if len(o.faults) > 0 {

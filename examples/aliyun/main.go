@@ -65,7 +65,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
 	fs.DurationVar(&o.duration, "duration", 15*time.Second, "how long each run lasts")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent callers")
-	fs.IntVar(&o.quota, "quota", defaultQuota, "the fake gateway's DescribeInstances quota per second (it steps to half and back during the run)")
+	fs.IntVar(&o.quota, "quota", defaultQuota, "the fake gateway's DescribeInstances quota per second")
+	fs.BoolVar(&o.step, "step", true, "step the fake gateway's quota to half for the middle third of each run (false: -quota throughout)")
+	fs.DurationVar(&o.settle, "settle", defaultSettle, "how long after the start and after each change of the quota a run is given before its settled figures count")
 	headers := fs.String("headers", "none", "rate-limit headers the fake gateway sends: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all")
 	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare (with -faults: tollgate without and with the breaker)")
 	fs.BoolVar(&o.breaker, "breaker", true, "give tollgate a circuit breaker per tenant (transport.Config.Breaker)")
@@ -86,6 +88,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	o.headers = mode
 	if o.workers < 1 || o.duration <= 0 || o.quota < 2 {
 		return fmt.Errorf("need -workers ≥ 1, -duration > 0 and -quota ≥ 2")
+	}
+	if o.settle < 0 {
+		return fmt.Errorf("-settle %v: want a duration ≥ 0", o.settle)
 	}
 	if o.faults, err = parseFaults(*faults); err != nil {
 		return err

@@ -58,7 +58,7 @@ func median(xs []float64) float64 {
 }
 
 func testDemo(t *testing.T, seed uint64) *result {
-	o := options{duration: 15 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, seed: seed, breaker: true}
+	o := options{duration: 15 * time.Second, workers: 16, quota: defaultQuota, step: true, settle: defaultSettle, region: "cn-hangzhou", memory: true, seed: seed, breaker: true}
 	var out bytes.Buffer
 	r, err := runOnce(t.Context(), o, mode{tollgate: true, breaker: true}, &out)
 	if err != nil {
@@ -96,7 +96,7 @@ func testDemo(t *testing.T, seed uint64) *result {
 // tollgate does not.
 func TestDemoCompare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		o := options{duration: 6 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, compare: true, breaker: true}
+		o := options{duration: 6 * time.Second, workers: 16, quota: defaultQuota, step: true, settle: defaultSettle, region: "cn-hangzhou", memory: true, compare: true, breaker: true}
 		var out bytes.Buffer
 		if err := demo(t.Context(), o, &out); err != nil {
 			t.Fatal(err)
@@ -123,7 +123,7 @@ func TestDemoFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := options{duration: 9 * time.Second, workers: 16, quota: defaultQuota, region: "cn-hangzhou", memory: true, seed: 1, breaker: true, faults: faults}
+		o := options{duration: 9 * time.Second, workers: 16, quota: defaultQuota, step: true, settle: defaultSettle, region: "cn-hangzhou", memory: true, seed: 1, breaker: true, faults: faults}
 		var out bytes.Buffer
 		var results []*result
 		for _, m := range []mode{{tollgate: true}, {tollgate: true, breaker: true}} {
@@ -187,6 +187,7 @@ func TestRunFlags(t *testing.T) {
 		{args: []string{"extra"}, want: "unexpected"},
 		{args: []string{"-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, want: "ALIBABA_CLOUD_ACCESS_KEY_ID"},
 		{args: []string{"-faults", "503=2@1s-2s"}, want: "rate"},
+		{args: []string{"-settle", "-1s"}, want: "-settle"},
 		{args: []string{"-faults", "503=0.8@5s-10s", "-duration", "5s"}, want: "not within -duration"},
 		{args: []string{"-faults", "503=0.8@5s-10s", "-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, akid: "LTAIx", want: "-endpoint"},
 	} {
@@ -197,6 +198,24 @@ func TestRunFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("run %q: %v, want an error about %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+// TestPhases checks the quota over a run with and without -step.
+func TestPhases(t *testing.T) {
+	o := options{duration: 15 * time.Second, quota: 40, step: true}
+	if got, want := o.phases(), []phase{{0, 5 * time.Second, 40}, {5 * time.Second, 10 * time.Second, 20}, {10 * time.Second, 15 * time.Second, 40}}; !slices.Equal(got, want) {
+		t.Errorf("-step: phases %v, want %v", got, want)
+	}
+	if q := o.quotaAt(7 * time.Second); q != 20 {
+		t.Errorf("-step: quota %d/s at 7s, want 20", q)
+	}
+	o.step = false
+	if got, want := o.phases(), []phase{{0, 15 * time.Second, 40}}; !slices.Equal(got, want) {
+		t.Errorf("-step=false: phases %v, want %v", got, want)
+	}
+	if q, total := o.quotaAt(7*time.Second), o.quotaTotal(); q != 40 || total != 600 {
+		t.Errorf("-step=false: quota %d/s at 7s and %v in the run, want 40 and 600", q, total)
 	}
 }
 
