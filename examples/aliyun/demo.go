@@ -301,10 +301,10 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 	if o.observer != nil { // not a typed nil in the interfaces
 		policy.Observer, cfg.Observer = o.observer, o.observer
 	}
-	var watch *breakerWatch
+	var watch *watcher
 	if m.breaker {
 		cfg.Breaker = &breaker.Config{}
-		watch = &breakerWatch{next: cfg.Observer}
+		watch = &watcher{next: cfg.Observer}
 		cfg.Observer = watch
 	}
 	if m.tollgate {
@@ -463,48 +463,6 @@ func limiterRate(tr *transport.Transport) string {
 		return false
 	})
 	return s
-}
-
-// breakerWatch is the Transport's Observer in a run with a circuit
-// breaker: it counts the breaker's changes and passes every event on to
-// next (nil: none). It is safe for concurrent use.
-type breakerWatch struct {
-	next     transport.Observer
-	opened   atomic.Int64 // closed → open
-	probes   atomic.Int64 // open → half-open: a probe goes
-	reopened atomic.Int64 // half-open → open: the probe failed
-}
-
-var _ transport.BreakerObserver = (*breakerWatch)(nil)
-
-// Request passes ev on.
-func (w *breakerWatch) Request(ev transport.RequestEvent) {
-	if w.next != nil {
-		w.next.Request(ev)
-	}
-}
-
-// Limits passes ev on.
-func (w *breakerWatch) Limits(ev transport.LimitsEvent) {
-	if w.next != nil {
-		w.next.Limits(ev)
-	}
-}
-
-// Breaker counts the change, and passes it on if next is a
-// transport.BreakerObserver.
-func (w *breakerWatch) Breaker(ev transport.BreakerEvent) {
-	switch {
-	case ev.From == breaker.StateClosed && ev.To == breaker.StateOpen:
-		w.opened.Add(1)
-	case ev.To == breaker.StateHalfOpen:
-		w.probes.Add(1)
-	case ev.From == breaker.StateHalfOpen && ev.To == breaker.StateOpen:
-		w.reopened.Add(1)
-	}
-	if bo, ok := w.next.(transport.BreakerObserver); ok {
-		bo.Breaker(ev)
-	}
 }
 
 func (r *result) percentile(p float64) time.Duration {
