@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
@@ -28,24 +29,25 @@ import (
 
 // options are the demo's settings, from the flags.
 type options struct {
-	duration time.Duration
-	workers  int
-	quota    int           // per second, on the fake gateway
-	step     bool          // the quota steps to half and back during a run
-	settle   time.Duration // how long a run is given after each change of the quota
-	headers  fakecloud.HeaderMode
-	compare  bool
-	breaker  bool        // give tollgate's run a circuit breaker
-	faults   []faultSpec // faults of the fake gateway over each run
-	endpoint string      // a real endpoint; empty means the fake gateway
-	region   string
-	metrics  string
-	akid     string
-	secret   string
-	progress bool               // redraw the progress line in place (a terminal)
-	memory   bool               // reach the fake gateway in memory, not on loopback (tests)
-	seed     uint64             // the fake gateway's latency jitter (tests)
-	observer *metrics.Collector // with -metrics; nil: none
+	duration  time.Duration
+	workers   int
+	processes int           // tollgate's Transports, as separate processes
+	quota     int           // per second, on the fake gateway
+	step      bool          // the quota steps to half and back during a run
+	settle    time.Duration // how long a run is given after each change of the quota
+	headers   fakecloud.HeaderMode
+	compare   bool
+	breaker   bool        // give tollgate's run a circuit breaker
+	faults    []faultSpec // faults of the fake gateway over each run
+	endpoint  string      // a real endpoint; empty means the fake gateway
+	region    string
+	metrics   string
+	akid      string
+	secret    string
+	progress  bool               // redraw the progress line in place (a terminal)
+	memory    bool               // reach the fake gateway in memory, not on loopback (tests)
+	seed      uint64             // the fake gateway's latency jitter (tests)
+	observer  *metrics.Collector // with -metrics; nil: none
 }
 
 // defaultQuota is the fake gateway's quota per second, halved for the
@@ -70,15 +72,30 @@ type mode struct {
 
 // name returns the run's name in the report and progress lines: "plain
 // SDK", "tollgate", or, where -faults set off the breaker's runs,
-// "tollgate+breaker".
+// "tollgate+breaker"; with -processes N above 1, tollgate's followed by
+// " ×N".
 func (m mode) name(o options) string {
-	switch {
-	case !m.tollgate:
+	if !m.tollgate {
 		return "plain SDK"
-	case m.breaker && len(o.faults) > 0:
-		return "tollgate+breaker"
 	}
-	return "tollgate"
+	s := "tollgate"
+	if m.breaker && len(o.faults) > 0 {
+		s += "+breaker"
+	}
+	if o.processes > 1 {
+		s += fmt.Sprintf(" ×%d", o.processes)
+	}
+	return s
+}
+
+// nameWidth returns the width of the longest name among the runs, in
+// characters.
+func (o options) nameWidth() int {
+	w := 0
+	for _, m := range o.modes() {
+		w = max(w, utf8.RuneCountInString(m.name(o)))
+	}
+	return w
 }
 
 // modes returns the runs to make: tollgate (with a breaker if -breaker);
@@ -177,23 +194,25 @@ func (o options) quotaTotal() float64 {
 // result is what one run saw.
 type result struct {
 	mode
-	name      string
-	calls     int64 // calls finished
-	ok        int64
-	failed    int64
-	throttles int64 // throttle answers the SDK received
-	requests  int64 // requests the SDK sent
-	latencies []time.Duration
-	replays   int64 // SignatureNonceUsed answers
-	goodput   float64
-	settled   settled
-	firstErr  error // the first failed call's error
-	storm     storm // while -faults were on
-	open      int64 // failed calls whose last attempt the open breaker refused
-	cut       int64 // calls the breaker refused whose next attempt would have come after the run
-	opened    int64 // times the breaker opened (from closed)
-	probes    int64 // probes the half-open breaker let through
-	reopened  int64 // of which failed, opening it again
+	name       string
+	calls      int64 // calls finished
+	ok         int64
+	failed     int64
+	throttles  int64   // throttle answers the SDK received
+	requests   int64   // requests the SDK sent
+	requestsBy []int64 // of which through each process's Transport (the plain SDK's: one)
+	processes  int     // tollgate's Transports; 0 for the plain SDK
+	latencies  []time.Duration
+	replays    int64 // SignatureNonceUsed answers
+	goodput    float64
+	settled    settled
+	firstErr   error // the first failed call's error
+	storm      storm // while -faults were on
+	open       int64 // failed calls whose last attempt the open breaker refused
+	cut        int64 // calls the breaker refused whose next attempt would have come after the run
+	opened     int64 // times the breaker opened (from closed)
+	probes     int64 // probes the half-open breaker let through
+	reopened   int64 // of which failed, opening it again
 }
 
 // defaultSettle is how long after the start and after each change of the
@@ -282,8 +301,8 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 		akid, secret = o.akid, o.secret
 	}
 	// One SDK client per worker: the v1 SDK's Client is not safe for
-	// concurrent use. Through tollgate they share one Transport, and so the
-	// account's limiter.
+	// concurrent use. Through tollgate the clients of a process share its
+	// Transport, and so the account's limiter.
 	clients := make([]*ecs.Client, o.workers)
 	for i := range clients {
 		conf := sdk.NewConfig()
@@ -294,37 +313,25 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 			return nil, err
 		}
 	}
-	var tr *transport.Transport
-	// Each run is a fresh client process: its own retry budget.
-	policy := &retry.Policy{Budget: retry.NewBudget(retry.BudgetConfig{})}
-	cfg := transport.Config{Product: "ecs"}
-	if o.observer != nil { // not a typed nil in the interfaces
-		policy.Observer, cfg.Observer = o.observer, o.observer
-	}
-	var watch *watcher
-	if m.breaker {
-		cfg.Breaker = &breaker.Config{}
-		watch = &watcher{next: cfg.Observer}
-		cfg.Observer = watch
-	}
+	// Each run is a fresh set of client processes: their own Transports
+	// and retry budgets.
+	var f *fleet
+	procs := 1 // the plain SDK's
 	if m.tollgate {
-		if tr, err = aliyun.Wrap(&clients[0].Client, cfg); err != nil {
+		if f, err = newFleet(o, m, clients); err != nil {
 			return nil, err
 		}
-		for _, c := range clients[1:] {
-			if err := aliyun.Share(&c.Client, tr); err != nil {
-				return nil, err
-			}
-		}
+		procs = o.processes
 	}
 
 	r := &result{mode: m, name: m.name(o)}
-	var ok, failed, open, cut, throttles, requests atomic.Int64
-	var mu sync.Mutex // guards r.latencies
-	describe := func(client *ecs.Client) (*ecs.DescribeInstancesResponse, error) {
+	var ok, failed, open, cut, throttles atomic.Int64
+	requests := make([]atomic.Int64, procs) // by process
+	var mu sync.Mutex                       // guards r.latencies
+	describe := func(client *ecs.Client, p int) (*ecs.DescribeInstancesResponse, error) {
 		req := ecs.CreateDescribeInstancesRequest()
 		req.Scheme, req.Domain = gw.scheme, gw.domain
-		requests.Add(1)
+		requests[p].Add(1)
 		resp, err := client.DescribeInstances(req)
 		var e *aliyun.Error
 		if errors.As(aliyun.WrapError(err), &e) && quota.IsThrottleCode(e.Code) {
@@ -337,15 +344,16 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for _, client := range clients {
+	for i, client := range clients {
+		p := i % procs // as newFleet routes it
 		wg.Go(func() {
 			for runCtx.Err() == nil {
 				t0 := time.Now()
 				var err error
 				if m.tollgate {
-					_, err = aliyun.Call(runCtx, policy, func(context.Context) (*ecs.DescribeInstancesResponse, error) { return describe(client) })
+					_, err = aliyun.Call(runCtx, f.policies[p], func(context.Context) (*ecs.DescribeInstancesResponse, error) { return describe(client, p) })
 				} else {
-					_, err = describe(client)
+					_, err = describe(client, p)
 				}
 				if err != nil && (runCtx.Err() != nil || errors.Is(err, retry.ErrDeadline) || errors.Is(err, retry.ErrRefused)) {
 					if runCtx.Err() == nil && errors.Is(err, transport.ErrCircuitOpen) {
@@ -375,7 +383,7 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 		go func() { settledc <- measureSettled(runCtx, o, gw.cloud, start) }()
 		go func() { stormc <- applyFaults(runCtx, o, gw.cloud, start) }()
 	}
-	progress(runCtx, o, out, r.name, tr, gw, start, &ok, &throttles)
+	progress(runCtx, o, out, r.name, f, gw, start, &ok, &throttles)
 	var admitted int64 // by the fake gateway, by the end of the run
 	if gw.cloud != nil {
 		admitted = gw.cloud.Stats().Total.Admitted
@@ -384,10 +392,17 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 	}
 	wg.Wait()
 
-	r.ok, r.failed, r.throttles, r.requests = ok.Load(), failed.Load(), throttles.Load(), requests.Load()
+	r.ok, r.failed, r.throttles = ok.Load(), failed.Load(), throttles.Load()
+	for i := range requests {
+		r.requestsBy = append(r.requestsBy, requests[i].Load())
+		r.requests += r.requestsBy[i]
+	}
 	r.open, r.cut = open.Load(), cut.Load()
-	if watch != nil {
-		r.opened, r.probes, r.reopened = watch.opened.Load(), watch.probes.Load(), watch.reopened.Load()
+	if f != nil {
+		r.processes = len(f.transports)
+		if w := f.watch; w != nil {
+			r.opened, r.probes, r.reopened = w.opened.Load(), w.probes.Load(), w.reopened.Load()
+		}
 	}
 	r.calls = r.ok + r.failed
 	if gw.cloud != nil {
@@ -399,15 +414,11 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 }
 
 // progress prints a line a second until ctx ends: the run's name, elapsed
-// time, successes per second, throttles so far, the limiter's rate (and the
-// breaker's state when it is not closed) against the quota, and the -faults
-// that are on.
-func progress(ctx context.Context, o options, out io.Writer, name string, tr *transport.Transport, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
-	width := 9
-	if len(o.faults) > 0 {
-		width = len("tollgate+breaker")
-	}
-	name = fmt.Sprintf("%-*s", width, name)
+// time, successes per second, throttles so far, the first process's
+// limiter rate (and the breaker's state when it is not closed) against the
+// quota, and the -faults that are on. f is nil for the plain SDK.
+func progress(ctx context.Context, o options, out io.Writer, name string, f *fleet, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
+	name = fmt.Sprintf("%-*s", max(9, o.nameWidth()), name)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	last := int64(0)
@@ -424,8 +435,8 @@ func progress(ctx context.Context, o options, out io.Writer, name string, tr *tr
 		n := ok.Load()
 		line := fmt.Sprintf("%s %3ds  ok/s %5.1f  throttled %4d", name, int(elapsed.Seconds()), float64(n-last), throttles.Load())
 		last = n
-		if tr != nil {
-			line += "  limiter " + limiterRate(tr)
+		if f != nil {
+			line += "  limiter " + limiterRate(f.transports[0])
 		}
 		if gw.cloud != nil {
 			line += fmt.Sprintf("  quota %d/s", o.quotaAt(elapsed-time.Second/2))
@@ -507,14 +518,23 @@ func printReport(out io.Writer, o options, results []*result) {
 			"the end of the run (their worker stopped). probes (failed): the half-open breaker's\n"+
 			"probes, and how many failed, opening it again\n")
 	}
+	width := max(18, o.nameWidth()+2)
 	row := func(label string, f func(*result) string) {
 		fmt.Fprintf(out, "  %-22s", label)
 		for _, r := range results {
-			fmt.Fprintf(out, "%18s", f(r))
+			fmt.Fprintf(out, "%*s", width, f(r))
 		}
 		fmt.Fprintln(out)
 	}
 	row("", func(r *result) string { return r.name })
+	if o.processes > 1 {
+		row("processes", func(r *result) string {
+			if r.processes == 0 {
+				return "-"
+			}
+			return fmt.Sprint(r.processes)
+		})
+	}
 	row("calls", func(r *result) string { return fmt.Sprint(r.calls) })
 	row("ok", func(r *result) string { return fmt.Sprint(r.ok) })
 	row("failed", func(r *result) string { return fmt.Sprint(r.failed) })

@@ -65,6 +65,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
 	fs.DurationVar(&o.duration, "duration", 15*time.Second, "how long each run lasts")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent callers")
+	fs.IntVar(&o.processes, "processes", 1, "tollgate's Transports, each built as a process of its own would build it, the workers split among them round-robin")
 	fs.IntVar(&o.quota, "quota", defaultQuota, "the fake gateway's DescribeInstances quota per second")
 	fs.BoolVar(&o.step, "step", true, "step the fake gateway's quota to half for the middle third of each run (false: -quota throughout)")
 	fs.DurationVar(&o.settle, "settle", defaultSettle, "how long after the start and after each change of the quota a run is given before its settled figures count")
@@ -88,6 +89,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	o.headers = mode
 	if o.workers < 1 || o.duration <= 0 || o.quota < 2 {
 		return fmt.Errorf("need -workers ≥ 1, -duration > 0 and -quota ≥ 2")
+	}
+	if o.processes < 1 || o.processes > o.workers {
+		return fmt.Errorf("-processes %d: want 1 to -workers (%d), as each process needs a worker", o.processes, o.workers)
 	}
 	if o.settle < 0 {
 		return fmt.Errorf("-settle %v: want a duration ≥ 0", o.settle)
