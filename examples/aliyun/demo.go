@@ -37,6 +37,7 @@ type options struct {
 	settle    time.Duration // how long a run is given after each change of the quota
 	headers   fakecloud.HeaderMode
 	compare   bool
+	redis     string      // the address of the Redis the processes share a store on; empty: none
 	breaker   bool        // give tollgate's run a circuit breaker
 	faults    []faultSpec // faults of the fake gateway over each run
 	endpoint  string      // a real endpoint; empty means the fake gateway
@@ -65,15 +66,15 @@ const (
 )
 
 // mode is what a run drives: the plain SDK, or the SDK through tollgate,
-// with or without a circuit breaker.
+// with or without a circuit breaker, and with or without a store.
 type mode struct {
-	tollgate, breaker bool
+	tollgate, breaker, store bool
 }
 
 // name returns the run's name in the report and progress lines: "plain
 // SDK", "tollgate", or, where -faults set off the breaker's runs,
 // "tollgate+breaker"; with -processes N above 1, tollgate's followed by
-// " ×N".
+// " ×N", and with a store by " +redis".
 func (m mode) name(o options) string {
 	if !m.tollgate {
 		return "plain SDK"
@@ -84,6 +85,9 @@ func (m mode) name(o options) string {
 	}
 	if o.processes > 1 {
 		s += fmt.Sprintf(" ×%d", o.processes)
+	}
+	if m.store {
+		s += " +redis"
 	}
 	return s
 }
@@ -98,15 +102,19 @@ func (o options) nameWidth() int {
 	return w
 }
 
-// modes returns the runs to make: tollgate (with a breaker if -breaker);
-// with -compare, the plain SDK first; and with -compare, -faults and
-// -breaker, tollgate without the breaker between them, so that the
-// breaker's effect shows against the same faults.
+// modes returns the runs to make: tollgate (with a breaker if -breaker,
+// with the store if -redis); with -compare, the plain SDK first; and with
+// -compare, -faults and -breaker, tollgate without the breaker between
+// them, so that the breaker's effect shows against the same faults. With
+// -compare and -redis, tollgate without the store and then with it, no
+// plain SDK: the point is the store's effect.
 func (o options) modes() []mode {
-	tg := mode{tollgate: true, breaker: o.breaker}
+	tg := mode{tollgate: true, breaker: o.breaker, store: o.redis != ""}
 	switch {
 	case !o.compare:
 		return []mode{tg}
+	case tg.store:
+		return []mode{{tollgate: true, breaker: o.breaker}, tg}
 	case o.breaker && len(o.faults) > 0:
 		return []mode{{}, {tollgate: true}, tg}
 	}
@@ -206,13 +214,15 @@ type result struct {
 	replays    int64 // SignatureNonceUsed answers
 	goodput    float64
 	settled    settled
-	firstErr   error // the first failed call's error
-	storm      storm // while -faults were on
-	open       int64 // failed calls whose last attempt the open breaker refused
-	cut        int64 // calls the breaker refused whose next attempt would have come after the run
-	opened     int64 // times the breaker opened (from closed)
-	probes     int64 // probes the half-open breaker let through
-	reopened   int64 // of which failed, opening it again
+	firstErr   error  // the first failed call's error
+	storm      storm  // while -faults were on
+	open       int64  // failed calls whose last attempt the open breaker refused
+	cut        int64  // calls the breaker refused whose next attempt would have come after the run
+	opened     int64  // times the breaker opened (from closed)
+	probes     int64  // probes the half-open breaker let through
+	reopened   int64  // of which failed, opening it again
+	redisCalls uint64 // commands the stores sent to Redis
+	outages    int64  // times a store stopped answering
 }
 
 // defaultSettle is how long after the start and after each change of the
@@ -321,6 +331,7 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 		if f, err = newFleet(o, m, clients); err != nil {
 			return nil, err
 		}
+		defer f.close()
 		procs = o.processes
 	}
 
@@ -401,8 +412,9 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 	if f != nil {
 		r.processes = len(f.transports)
 		if w := f.watch; w != nil {
-			r.opened, r.probes, r.reopened = w.opened.Load(), w.probes.Load(), w.reopened.Load()
+			r.opened, r.probes, r.reopened, r.outages = w.opened.Load(), w.probes.Load(), w.reopened.Load(), w.outages.Load()
 		}
+		r.redisCalls = f.redisCalls()
 	}
 	r.calls = r.ok + r.failed
 	if gw.cloud != nil {
@@ -415,8 +427,9 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 
 // progress prints a line a second until ctx ends: the run's name, elapsed
 // time, successes per second, throttles so far, the first process's
-// limiter rate (and the breaker's state when it is not closed) against the
-// quota, and the -faults that are on. f is nil for the plain SDK.
+// limiter rate (and the breaker's state when it is not closed, and "store
+// down" while any process finds its store down) against the quota, and the
+// -faults that are on. f is nil for the plain SDK.
 func progress(ctx context.Context, o options, out io.Writer, name string, f *fleet, gw *gateway, start time.Time, ok, throttles *atomic.Int64) {
 	name = fmt.Sprintf("%-*s", max(9, o.nameWidth()), name)
 	tick := time.NewTicker(time.Second)
@@ -437,6 +450,9 @@ func progress(ctx context.Context, o options, out io.Writer, name string, f *fle
 		last = n
 		if f != nil {
 			line += "  limiter " + limiterRate(f.transports[0])
+			if f.storeDown() {
+				line += "  store down"
+			}
 		}
 		if gw.cloud != nil {
 			line += fmt.Sprintf("  quota %d/s", o.quotaAt(elapsed-time.Second/2))
@@ -565,6 +581,20 @@ func printReport(out io.Writer, o options, results []*result) {
 		row("  cut short", withBreaker(func(r *result) string { return fmt.Sprint(r.cut) }))
 		row("breaker opened", withBreaker(func(r *result) string { return fmt.Sprint(r.opened) }))
 		row("probes (failed)", withBreaker(func(r *result) string { return fmt.Sprintf("%d (%d)", r.probes, r.reopened) }))
+	}
+	if o.redis != "" {
+		withStore := func(f func(*result) string) func(*result) string {
+			return func(r *result) string {
+				if !r.store {
+					return "-"
+				}
+				return f(r)
+			}
+		}
+		row("redis calls/request", withStore(func(r *result) string {
+			return fmt.Sprintf("%.2f", float64(r.redisCalls)/float64(max(1, r.requests)))
+		}))
+		row("store outages", withStore(func(r *result) string { return fmt.Sprint(r.outages) }))
 	}
 	row("latency p50", func(r *result) string { return r.percentile(0.50).Round(time.Millisecond).String() })
 	row("latency p99", func(r *result) string { return r.percentile(0.99).Round(time.Millisecond).String() })

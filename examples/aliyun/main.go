@@ -70,7 +70,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&o.step, "step", true, "step the fake gateway's quota to half for the middle third of each run (false: -quota throughout)")
 	fs.DurationVar(&o.settle, "settle", defaultSettle, "how long after the start and after each change of the quota a run is given before its settled figures count")
 	headers := fs.String("headers", "none", "rate-limit headers the fake gateway sends: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all")
-	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare (with -faults: tollgate without and with the breaker)")
+	fs.BoolVar(&o.compare, "compare", false, "run the plain SDK (no tollgate) first, then tollgate, and compare (with -faults: tollgate without and with the breaker; with -redis: tollgate without and with the store, no plain SDK)")
+	fs.StringVar(&o.redis, "redis", "", "share the quota among the processes through a redisquota.Store on the Redis at this address, e.g. 127.0.0.1:6379 (default: no store)")
 	fs.BoolVar(&o.breaker, "breaker", true, "give tollgate a circuit breaker per tenant (transport.Config.Breaker)")
 	faults := fs.String("faults", "", "faults of the fake gateway in each run, as KIND=RATE@FROM-TO,... with KIND 503 or drop, e.g. 503=0.8@5s-10s (no TO: to the end)")
 	fs.StringVar(&o.endpoint, "endpoint", "", "a real ECS endpoint, e.g. ecs.cn-hangzhou.aliyuncs.com (default: the fake gateway)")
@@ -112,6 +113,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		o.secret = os.Getenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET")
 		if o.akid == "" || o.secret == "" {
 			return fmt.Errorf("-endpoint needs ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET")
+		}
+	}
+	if o.redis != "" {
+		if err := pingRedis(ctx, o.redis); err != nil {
+			return err
 		}
 	}
 	o.progress = isTerminal(out)

@@ -3,16 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/redistest"
 )
 
 // TestDemo runs the example's whole code path, the fake gateway in memory
@@ -212,6 +218,115 @@ func TestDemoProcesses(t *testing.T) {
 	})
 }
 
+// TestRunRedis runs the command with two processes sharing a store on a
+// real Redis (real time, the fake gateway on loopback) and checks that no
+// call fails, that the store was used about once per request and never
+// went down, and that no credential reached Redis: neither the
+// AccessKeyId nor its secret is in any key or value left there. The fake
+// gateway sends Alibaba's rate-limit headers: the store shares only a pace
+// every process derives alike, and a pace learned from throttles alone is
+// not (see transport.Store), so without headers it would not be called.
+// And the processes must agree on the tenant: Redis holds one.
+func TestRunRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time, real Redis")
+	}
+	srv := redistest.Start(t)
+	var out bytes.Buffer
+	args := []string{"-processes", "2", "-workers", "8", "-quota", "20", "-step=false", "-duration", "3s", "-headers", "alibaba", "-redis", srv.Addr()}
+	if err := run(t.Context(), args, &out); err != nil {
+		t.Fatal(err)
+	}
+	report := out.String()
+	t.Log("\n" + report)
+	if !regexp.MustCompile(`\n  failed +0\n`).MatchString(report) {
+		t.Error("report: calls failed, want none")
+	}
+	if m := regexp.MustCompile(`\n  redis calls/request +(\S+)\n`).FindStringSubmatch(report); m == nil {
+		t.Error("report lacks redis calls/request")
+	} else if n, err := strconv.ParseFloat(m[1], 64); err != nil || n < 0.5 || n > 3 {
+		t.Errorf("redis calls/request %s, want 0.5 to 3", m[1])
+	}
+	if !regexp.MustCompile(`\n  store outages +0\n`).MatchString(report) {
+		t.Error("report: the store went down, want no outage")
+	}
+	if !strings.Contains(report, "tollgate ×2 +redis") {
+		t.Error("report lacks the run's name, tollgate ×2 +redis")
+	}
+
+	dump := redisDump(t, srv.Addr())
+	t.Logf("Redis holds %v", dump)
+	ours, peers := false, 0
+	for k, v := range dump {
+		ours = ours || strings.HasPrefix(k, "tollgate:demo-")
+		if strings.HasSuffix(k, ":peers") {
+			peers++
+		}
+		for _, secret := range []string{fakeAKID, fakeSecret} {
+			if strings.Contains(k, secret) || strings.Contains(v, secret) {
+				t.Errorf("Redis holds a credential in key %q: %q", k, v)
+			}
+		}
+	}
+	if !ours {
+		t.Error("Redis holds no key of the run's prefix, tollgate:demo-, so nothing was checked")
+	}
+	if peers != 1 {
+		t.Errorf("Redis holds %d tenants' peers, want 1: the processes, which share a Salt, must name the tenant alike", peers)
+	}
+}
+
+// redisDump returns every key of the Redis at addr with its value as text,
+// read by its type: SCAN, then GET, HGETALL, LRANGE or ZRANGE.
+func redisDump(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := t.Context()
+	dump := make(map[string]string)
+	var cursor uint64
+	for range 1000 {
+		keys, next, err := rdb.Scan(ctx, cursor, "*", 100).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			typ, err := rdb.Type(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			switch typ {
+			case "string":
+				v, err = rdb.Get(ctx, k).Result()
+			case "hash":
+				v, err = rdb.HGetAll(ctx, k).Result()
+			case "list":
+				v, err = rdb.LRange(ctx, k, 0, -1).Result()
+			case "zset":
+				v, err = rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+			case "none": // expired since SCAN
+				continue
+			default:
+				t.Errorf("key %q is a %s, which the store does not write", k, typ)
+				continue
+			}
+			switch {
+			case errors.Is(err, redis.Nil): // expired since SCAN
+				continue
+			case err != nil:
+				t.Fatal(err)
+			}
+			dump[k] = fmt.Sprint(v)
+		}
+		if cursor = next; cursor == 0 {
+			return dump
+		}
+	}
+	t.Fatal("SCAN did not end within 1000 calls")
+	return nil
+}
+
 func TestRunFlags(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -226,6 +341,7 @@ func TestRunFlags(t *testing.T) {
 		{args: []string{"-settle", "-1s"}, want: "-settle"},
 		{args: []string{"-processes", "0"}, want: "-processes 0: want 1 to -workers (16)"},
 		{args: []string{"-processes", "5", "-workers", "4"}, want: "-processes 5: want 1 to -workers (4)"},
+		{args: []string{"-redis", closedAddr(t)}, want: "Redis did not answer PING within 1s"},
 		{args: []string{"-faults", "503=0.8@5s-10s", "-duration", "5s"}, want: "not within -duration"},
 		{args: []string{"-faults", "503=0.8@5s-10s", "-endpoint", "ecs.cn-hangzhou.aliyuncs.com"}, akid: "LTAIx", want: "-endpoint"},
 	} {
@@ -235,6 +351,33 @@ func TestRunFlags(t *testing.T) {
 		err := run(context.Background(), tt.args, &out)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("run %q: %v, want an error about %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestModes checks the runs each combination of -compare, -redis,
+// -faults, -breaker and -processes makes, by their names.
+func TestModes(t *testing.T) {
+	faults := []faultSpec{{fault503, 0.8, 0, 0}}
+	for _, tt := range []struct {
+		o    options
+		want []string
+	}{
+		{options{processes: 1, breaker: true}, []string{"tollgate"}},
+		{options{processes: 1, breaker: true, compare: true}, []string{"plain SDK", "tollgate"}},
+		{options{processes: 4, breaker: true, compare: true}, []string{"plain SDK", "tollgate ×4"}},
+		{options{processes: 1, breaker: true, redis: "r"}, []string{"tollgate +redis"}},
+		{options{processes: 4, breaker: true, redis: "r", compare: true}, []string{"tollgate ×4", "tollgate ×4 +redis"}},
+		{options{processes: 1, breaker: true, faults: faults, compare: true}, []string{"plain SDK", "tollgate", "tollgate+breaker"}},
+		{options{processes: 2, breaker: false, faults: faults, compare: true}, []string{"plain SDK", "tollgate ×2"}},
+		{options{processes: 2, breaker: true, faults: faults, compare: true, redis: "r"}, []string{"tollgate+breaker ×2", "tollgate+breaker ×2 +redis"}},
+	} {
+		var got []string
+		for _, m := range tt.o.modes() {
+			got = append(got, m.name(tt.o))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%+v: runs %q, want %q", tt.o, got, tt.want)
 		}
 	}
 }
@@ -255,6 +398,17 @@ func TestPhases(t *testing.T) {
 	if q, total := o.quotaAt(7*time.Second), o.quotaTotal(); q != 40 || total != 600 {
 		t.Errorf("-step=false: quota %d/s at 7s and %v in the run, want 40 and 600", q, total)
 	}
+}
+
+// closedAddr returns a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 func TestParseFaults(t *testing.T) {
