@@ -24,6 +24,23 @@
 //
 //	go run ./examples/aliyun -faults 503=0.8@5s-10s -compare
 //
+// -processes N builds N Transports, as N processes of a fleet would, each
+// with its own Config and retry budget, the workers split among them
+// round-robin; they share a Salt (random per run), so they agree on the
+// tenant. -redis ADDR gives each its own redisquota.Store on the Redis at
+// ADDR, under keys unique to the run, so that they spend the quota as
+// one; Redis must answer a PING within a second. The store shares only a
+// pace every process derives alike: with the gateway's rate-limit headers
+// (-headers), not one learned from throttles. With -compare and -redis
+// the processes run without the store and then with it, and the report
+// adds the Redis calls per request and the store's outages. -step=false
+// holds the quota at -quota for the whole run, and -settle sets how long
+// after the start and after each change of the quota a run is given
+// before its settled figures count (2s by default); the report counts the
+// throttles before then as the cold start:
+//
+//	go run ./examples/aliyun -processes 4 -workers 32 -quota 50 -step=false -duration 20s -settle 3s -redis 127.0.0.1:6379 -compare
+//
 // With -endpoint it runs against a real account instead, with credentials
 // from ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET:
 //
