@@ -16,7 +16,7 @@ import "github.com/redis/go-redis/v9"
 // process ID, PeerTTL in microseconds. An interval of 0 asks for the pace
 // of the latest admission taken (kept with tat).
 // Returns {ok (0 or 1; 2 when asked for a pace and none is in force), wait,
-// peers, token}.
+// peers, token, interval}.
 var reserveScript = redis.NewScript(`
 local margin = 1000
 local function int(x) return string.format('%d', x) end
@@ -33,7 +33,7 @@ local peers = redis.call('ZCARD', KEYS[4])
 local h = redis.call('HMGET', KEYS[1], 't', 'i', 'u', 'l', 'w')
 if iv == 0 then
   -- A process that knows no pace yet takes a turn at the one in force.
-  if not h[2] then return {2, 0, peers, 0} end
+  if not h[2] then return {2, 0, peers, 0, 0} end
   iv, tau = tonumber(h[2]), tonumber(h[3] or 0)
   lim, win = tonumber(h[4] or 0), tonumber(h[5] or 0)
 end
@@ -51,7 +51,7 @@ if logged then
 end
 
 local wait = due - now
-if wait > maxwait then return {0, wait, peers, 0} end
+if wait > maxwait then return {0, wait, peers, 0, iv} end
 local ntat = math.max(tat, due) + iv
 redis.call('HSET', KEYS[1], 't', int(ntat), 'i', int(iv), 'u', int(tau), 'l', int(lim), 'w', int(win), 'd', logged and int(due) or '')
 redis.call('PEXPIRE', KEYS[1], int(math.floor((ntat - now) / 1000) + margin))
@@ -60,7 +60,7 @@ if logged then
   redis.call('LTRIM', KEYS[3], 0, int(lim - 1))
   redis.call('PEXPIRE', KEYS[3], int(math.floor((due + win - now) / 1000) + margin))
 end
-return {1, wait, peers, ntat}
+return {1, wait, peers, ntat, iv}
 `)
 
 // cancelScript gives back a tenant's latest admission (see Store.Cancel).

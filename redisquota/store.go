@@ -78,18 +78,19 @@ func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWa
 	cmd := s.run(ctx, reserveScript, []string{ks.tat, ks.pause, ks.log, ks.peers},
 		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL)
 	v, err := cmd.Int64Slice()
-	if err == nil && len(v) != 4 {
-		err = fmt.Errorf("script returned %d values, want 4", len(v))
+	if err == nil && len(v) != 5 {
+		err = fmt.Errorf("script returned %d values, want 5", len(v))
 	}
 	if err != nil {
 		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
 	return transport.Reservation{
-		OK:     v[0] == 1,
-		NoPace: v[0] == 2,
-		Wait:   time.Duration(v[1]) * time.Microsecond,
-		Peers:  int(v[2]),
-		Token:  v[3],
+		OK:       v[0] == 1,
+		NoPace:   v[0] == 2,
+		Wait:     time.Duration(v[1]) * time.Microsecond,
+		Interval: time.Duration(v[4]) * time.Microsecond,
+		Peers:    int(v[2]),
+		Token:    v[3],
 	}, nil
 }
 

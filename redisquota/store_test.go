@@ -400,7 +400,7 @@ func TestReserveJoinsThePaceInForce(t *testing.T) {
 	if got, want := waits(t, b, adaptive.Pace{}, 2), ms(10, 1000); !slices.Equal(got, want) {
 		t.Fatalf("b's waits at the pace in force = %v, want %v", got, want)
 	}
-	if got := reserve(t, b, adaptive.Pace{}).Peers; got != 2 {
-		t.Fatalf("peers = %d, want 2", got)
+	if r := reserve(t, b, adaptive.Pace{}); r.Peers != 2 || r.Interval != 10*time.Millisecond {
+		t.Fatalf("peers %d, interval %v; want 2 and a's 10ms", r.Peers, r.Interval)
 	}
 }

@@ -43,11 +43,12 @@ type Store interface {
 
 // Reservation is an admission reserved from a Store.
 type Reservation struct {
-	OK     bool          // it was due within maxWait, and is taken
-	NoPace bool          // asked with a zero Pace, and no pace is shared: nothing taken
-	Wait   time.Duration // from the call until it is due (would be, if not OK)
-	Peers  int           // processes seen spending the tenant's quota lately, this one included
-	Token  int64         // the store's mark of the reservation, for Cancel
+	OK       bool          // it was due within maxWait, and is taken
+	NoPace   bool          // asked with a zero Pace, and no pace is shared: nothing taken
+	Wait     time.Duration // from the call until it is due (would be, if not OK)
+	Interval time.Duration // the interval of the pace it was taken at (the one shared, for a zero Pace)
+	Peers    int           // processes seen spending the tenant's quota lately, this one included
+	Token    int64         // the store's mark of the reservation, for Cancel
 }
 
 // defaultStoreRetry is how long a Transport whose Store failed goes on
@@ -111,13 +112,18 @@ func (t *Transport) fallbackShare() float64 {
 // goes late all the same.
 const maxRequeue = 3
 
+// lateSlack is how late past its shared turn a request may go, however
+// fast the pace: a request held less is not worth a turn and a round trip
+// to the store.
+const lateSlack = time.Millisecond
+
 // admit waits for the request's turn: in the Store's shared pacer (see
 // reserve), then at the tenant's limiter, which keeps its pause gate, its
 // window and its caps on requests in flight but does not pace the request
 // again. A request the limiter held past its shared turn (a pause, a
-// probe's answer) lost that turn: sent late it would crowd the next one
-// (all those held would go together), so it gives its ticket back and
-// queues again. It reports whether the request took a reservation, to be
+// probe's answer) by more than an interval of the pace (and lateSlack)
+// lost that turn: sent late it would crowd the next one (all those held
+// would go together), so it gives its ticket back and queues again. It reports whether the request took a reservation, to be
 // cancelled if it is not sent.
 func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (adaptive.Ticket, Reservation, bool, error) {
 	if t.cfg.Store == nil {
@@ -139,7 +145,7 @@ func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limite
 			t.cancel(k, res)
 			return adaptive.Ticket{}, Reservation{}, false, err
 		}
-		if i < maxRequeue && time.Since(turn) > lim.Pace().Interval {
+		if i < maxRequeue && time.Since(turn) > max(res.Interval, lateSlack) {
 			ticket.Cancel() // held past its turn, which is gone
 			continue
 		}
@@ -180,7 +186,9 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 			return Reservation{}, false, ctx.Err()
 		}
 		t.storeFailed(err)
-		lim.SetShare(t.fallbackShare())
+		if p.Said() {
+			lim.SetShare(t.fallbackShare())
+		}
 		return Reservation{}, false, nil
 	}
 	t.storeAnswered(r.Peers)
