@@ -189,7 +189,7 @@ func TestDemoFaults(t *testing.T) {
 // workers are split among them) and that the report says how many
 // processes ran.
 //
-// Not every call: processes that each learn the quota from throttles,
+// REGRESSION FLOOR, not every call: processes that each learn the quota from throttles,
 // with nothing shared, throttle each other, and now and then a call runs
 // out of retries. Over 100 runs with -race, 22 had such failures, 1 or 2
 // calls of about 245 (0.84% at most).
