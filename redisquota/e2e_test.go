@@ -170,6 +170,60 @@ func TestRedisStoppedAndRestarted(t *testing.T) {
 	}
 }
 
+// TestRedisHangs freezes the Redis of two Transports mid-run (it keeps its
+// connections, and answers nothing) and thaws it: calls to it time out, no
+// call fails or waits on it past its bound, and once it answers again the
+// Transports share again.
+func TestRedisHangs(t *testing.T) {
+	srv := redistest.Start(t)
+	const limit, perWorkers = 50, 8
+	cloud := headersCloud(limit)
+	trs, _ := newFleet(t, cloud, srv.Addr(), 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
+	defer cancel()
+	var l loadtest.Load
+	var wg sync.WaitGroup
+	for _, tr := range trs {
+		wg.Go(l.Run(ctx, t, tr, "AK1", perWorkers).Wait)
+	}
+	time.Sleep(2 * time.Second)
+	l.From.Store(time.Now().UnixNano())
+	srv.Freeze()
+	time.Sleep(1500 * time.Millisecond)
+	down := 0
+	for _, tr := range trs {
+		if tr.StoreDown() {
+			down++
+		}
+	}
+	longest := time.Duration(l.Longest.Load())
+	srv.Thaw()
+	back := time.Now()
+	var rejoined time.Duration
+	for rejoined == 0 && time.Since(back) < 3*time.Second {
+		time.Sleep(50 * time.Millisecond)
+		if !trs[0].StoreDown() && !trs[1].StoreDown() {
+			rejoined = time.Since(back)
+		}
+	}
+	wg.Wait()
+	t.Logf("Redis hung: %d of 2 Transports down, longest call begun meanwhile %v; shared again %v after it thawed", down, longest, rejoined)
+	if n := l.Failed.Load(); n != 0 {
+		t.Errorf("%d calls failed", n)
+	}
+	if down != 2 {
+		t.Errorf("%d of 2 Transports down while Redis hung, want 2", down)
+	}
+	// As in TestRedisStoppedAndRestarted: twice the timeout, the caller's
+	// own pacing, 100 ms.
+	if bound := 2*redisquota.DefaultTimeout + perWorkers*time.Second/(limit/2) + time.Second + 100*time.Millisecond; longest > bound {
+		t.Errorf("a call begun while Redis hung took %v, want ≤ %v", longest, bound)
+	}
+	if rejoined == 0 {
+		t.Error("not shared again within 3 s of the thaw")
+	}
+}
+
 // TestNoCredentialInRedis runs a Transport with a known AccessKeyId and
 // scans every key and value the store wrote for it.
 func TestNoCredentialInRedis(t *testing.T) {

@@ -87,6 +87,7 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a frozen server acts on SIGTERM only once thawed
 	select {
 	case <-s.done:
 	case <-time.After(stopTimeout):
@@ -94,6 +95,25 @@ func (s *Server) Stop() {
 		<-s.done
 	}
 	s.cmd = nil
+}
+
+// Freeze stops the server's process (SIGSTOP) without closing its
+// connections or its port: a Redis that hangs, whose clients see their
+// calls time out rather than fail. Thaw lets it go on.
+func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server go on (SIGCONT), answering what it was sent
+// meanwhile.
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.t.Helper()
+	if s.cmd == nil {
+		s.t.Fatalf("redistest: %v to a server that is not running", sig)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redistest: %v: %v", sig, err)
+	}
 }
 
 // Restart stops the server and starts a new one on the same port, with no

@@ -88,3 +88,17 @@ func do(t *testing.T, addr, command string) string {
 	}
 	return strings.TrimSuffix(line, "\r\n")
 }
+
+// TestFreezeThaw checks that a frozen server answers nothing, and answers
+// again once thawed.
+func TestFreezeThaw(t *testing.T) {
+	s := Start(t)
+	s.Freeze()
+	if err := ping(s.Addr()); err == nil {
+		t.Fatal("a frozen server answered PING")
+	}
+	s.Thaw()
+	if err := ping(s.Addr()); err != nil {
+		t.Fatalf("thawed: %v", err)
+	}
+}
