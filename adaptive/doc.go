@@ -135,6 +135,17 @@
 // with less than a round trip left before it: it fails at once with a
 // *WaitError that says how long it would have waited.
 //
+// # Sharing a quota among processes
+//
+// Where several processes spend one quota, a store (package transport's
+// Config.Store) paces them as one. The Limiter gives it what it needs: the
+// pace said for the tenant (Pace: the headers' limit per window, or the
+// rule's; never a learned one, which is this process's own), the end of
+// the latest pause (Paused), whether it knows nothing yet (Fresh); it
+// admits a request the store has already held to its turn without pacing
+// it again (WaitPaced); and while the store is out of reach it spends only
+// a share of the pace (SetShare).
+//
 // A Registry maps tenant keys to Limiters, seeded from a quota.Rules table,
 // bounded in size, evicting idle tenants. It may also make each tenant a
 // circuit breaker (package breaker, RegistryConfig.Breaker), which lives and

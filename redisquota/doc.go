@@ -61,4 +61,8 @@
 // without the store, each process at a share of the tenant's pace, trying
 // the store again after a while (see transport.Config.Store and
 // StoreShare).
+//
+// go-redis logs what its connection pool meets (a refused dial, during an
+// outage) through its own logger, to stderr by default; redis.SetLogger
+// changes it, for the whole program.
 package redisquota
