@@ -61,12 +61,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/metrics"
 )
 
 func main() {
+	redis.SetLogger(quietRedis{}) // see quietRedis
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {

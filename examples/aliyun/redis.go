@@ -41,3 +41,10 @@ func runPrefix() string {
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return "tollgate:demo-" + hex.EncodeToString(b[:]) + ":"
 }
+
+// quietRedis is go-redis's logger in the example: it drops go-redis's own
+// lines (its pool's refused dials, while Redis is down), which would break
+// into the progress lines; the progress line says "store down" instead.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
