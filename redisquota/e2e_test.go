@@ -224,6 +224,41 @@ func TestRedisHangs(t *testing.T) {
 	}
 }
 
+// TestColdProcessJoins starts a process while another spends a quota the
+// server says: from its first request the newcomer takes turns at the
+// shared pace, before any answer has told it the limit, and the two never
+// spend more than the quota.
+func TestColdProcessJoins(t *testing.T) {
+	srv := redistest.Start(t)
+	const limit = 50
+	cloud := headersCloud(limit)
+	trs, stores := newFleet(t, cloud, srv.Addr(), 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var l loadtest.Load
+	var wg sync.WaitGroup
+	wg.Go(l.Run(ctx, t, trs[0], "AK1", 8).Wait)
+	time.Sleep(2 * time.Second)
+	m := loadtest.NewMeter(cloud, "")
+	wg.Go(l.Run(ctx, t, trs[1], "AK1", 16).Wait)
+	wg.Wait()
+	s := m.Since()
+	joined := stores[1].Stats().Calls
+	t.Logf("after the join: goodput %.1f%%, %d throttled; the newcomer made %d Redis calls", 100*s.Goodput(limit), s.Throttled, joined)
+	if s.Throttled > 1 {
+		t.Errorf("%d throttles after a process joined, want none (one, at most, in real time)", s.Throttled)
+	}
+	if g := s.Goodput(limit); g > 1.01 {
+		t.Errorf("the two spent %.1f%% of the quota", 100*g)
+	}
+	if joined == 0 {
+		t.Error("the newcomer never called the store")
+	}
+	if n := l.Failed.Load(); n != 0 {
+		t.Errorf("%d calls failed", n)
+	}
+}
+
 // TestNoCredentialInRedis runs a Transport with a known AccessKeyId and
 // scans every key and value the store wrote for it.
 func TestNoCredentialInRedis(t *testing.T) {
