@@ -33,8 +33,9 @@
 // Each tenant has up to four keys, named Prefix + "{" + key + "}:" + a
 // suffix, the braces a Redis Cluster hash tag that puts them in one slot:
 //
-//   - tat, a hash of the arrival time and what Cancel needs, expiring a
-//     second after the arrival time passes;
+//   - tat, a hash of the arrival time and the pace that set it (what
+//     Cancel needs, and what a process that knows no pace yet reserves
+//     at), expiring a second after the arrival time passes;
 //   - pause, the pause's end, expiring a second after it;
 //   - log, the window's due times, expiring a second after the newest
 //     leaves the window (at most 10000 entries);

@@ -4,7 +4,7 @@ import "github.com/tollgate-go/tollgate/quota"
 
 // keys are a tenant's keys in Redis.
 type keys struct {
-	tat   string // hash: t, the theoretical arrival time; i, the interval that set it; d, its due time if logged
+	tat   string // hash: t, the theoretical arrival time; the pace that set it (i interval, u burst span, l and w the window log's limit and window), for Cancel and for a process that joins; d, its due time if logged
 	pause string // string: the end of the tenant's pause
 	log   string // list: the latest due times, newest first
 	peers string // sorted set: process IDs by the time of their latest reservation
