@@ -38,7 +38,11 @@ import (
 // changes (2 and 3 such seeds in 60) under the race detector's scheduling.
 // So the median of 8 seeds holds the floors that catch a regression (it
 // fails by chance only if 4 seeds of 8 fall in the tail, about 1 run in
-// 500), and each seed only a loose one.
+// 500), and each seed only a loose one. That one moved from 50% settled
+// and 55% whole when CI met 49.3% / 58.2% (a learner measuring for 9 s,
+// then settled on a 1.7 s window) with the learner unchanged: over 120
+// seeds each under -race, the commit before issue #22 and the one after
+// fell below 80% settled in 12 and 10 seeds, down to 61.7% and 65%.
 func TestDemo(t *testing.T) {
 	var settled, whole []float64
 	for seed := range uint64(8) {
@@ -78,14 +82,14 @@ func testDemo(t *testing.T, seed uint64) *result {
 	}
 	// Settled (2 s after the start and after each change of the quota);
 	// each seed's loose floor (see TestDemo).
-	if g := r.settled.goodput(); g < 0.50 {
-		t.Errorf("settled goodput %.1f%% of the quota, want ≥ 50%%", 100*g)
+	if g := r.settled.goodput(); g < 0.40 {
+		t.Errorf("settled goodput %.1f%% of the quota, want ≥ 40%%", 100*g)
 	}
 	if th := r.settled.throttledShare(); th > 0.25 {
 		t.Errorf("settled: %.1f%% of requests throttled, want ≤ 25%%", 100*th)
 	}
-	if r.goodput < 0.55 {
-		t.Errorf("goodput %.1f%% of the quota over the whole run, want ≥ 55%%", 100*r.goodput)
+	if r.goodput < 0.45 {
+		t.Errorf("goodput %.1f%% of the quota over the whole run, want ≥ 45%%", 100*r.goodput)
 	}
 	if share := float64(r.throttles) / float64(r.requests); share > 0.25 {
 		t.Errorf("%.1f%% of requests throttled over the whole run, want ≤ 25%%", 100*share)
