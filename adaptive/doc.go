@@ -144,7 +144,10 @@
 // the latest pause (Paused), whether it knows nothing yet (Fresh); it
 // admits a request the store has already held to its turn without pacing
 // it again (WaitPaced); and while the store is out of reach it spends only
-// a share of the pace (SetShare).
+// a share of the pace (SetShare). What a learner settled on (Learned) the
+// store keeps, so that a process that starts cold on the tenant, or this
+// one after a restart, takes it up (Seed) and paces at it at once instead
+// of learning the quota again.
 //
 // A Registry maps tenant keys to Limiters, seeded from a quota.Rules table,
 // bounded in size, evicting idle tenants. It may also make each tenant a
