@@ -16,6 +16,9 @@ const (
 	DefaultPrefix  = "tollgate:"
 	DefaultTimeout = 50 * time.Millisecond
 	DefaultPeerTTL = 10 * time.Second
+	// DefaultEstimateTTL keeps a learned estimate through a week without
+	// use: a weekly job finds what it learned last week.
+	DefaultEstimateTTL = 7 * 24 * time.Hour
 )
 
 // Config sets up a Store. Every zero field but Client means the default its
@@ -45,6 +48,12 @@ type Config struct {
 	// DefaultPeerTTL, 10 s.
 	PeerTTL time.Duration
 
+	// EstimateTTL is how long Redis keeps what a learner settled on for a
+	// tenant (see transport.Store.Publish) after it was last published or
+	// read by a process starting cold. Zero means DefaultEstimateTTL, a
+	// week.
+	EstimateTTL time.Duration
+
 	// ID names this process among a tenant's peers. It is written to Redis,
 	// so it must not hold anything secret. Empty means 16 random hex
 	// digits, drawn anew for each Store.
@@ -63,8 +72,8 @@ func (cfg Config) resolve() (Config, error) {
 	if strings.ContainsAny(cfg.Prefix, "{}") {
 		return cfg, fmt.Errorf("redisquota: Config.Prefix %q holds '{' or '}', which would change the keys' hash slots", cfg.Prefix)
 	}
-	if cfg.Timeout < 0 || cfg.PeerTTL < 0 {
-		return cfg, fmt.Errorf("redisquota: Config.Timeout (%v) and Config.PeerTTL (%v) may not be negative", cfg.Timeout, cfg.PeerTTL)
+	if cfg.Timeout < 0 || cfg.PeerTTL < 0 || cfg.EstimateTTL < 0 {
+		return cfg, fmt.Errorf("redisquota: Config.Timeout (%v), Config.PeerTTL (%v) and Config.EstimateTTL (%v) may not be negative", cfg.Timeout, cfg.PeerTTL, cfg.EstimateTTL)
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
@@ -74,6 +83,9 @@ func (cfg Config) resolve() (Config, error) {
 	}
 	if cfg.PeerTTL == 0 {
 		cfg.PeerTTL = DefaultPeerTTL
+	}
+	if cfg.EstimateTTL == 0 {
+		cfg.EstimateTTL = DefaultEstimateTTL
 	}
 	if cfg.ID == "" {
 		var b [8]byte

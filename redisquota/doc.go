@@ -7,7 +7,9 @@
 // from the server's rate-limit headers (see adaptive.Pace.Said), and the
 // pauses the server asks of any process. All the processes then spend the
 // tenant's quota as one. A pace each process learns from its own throttles
-// is not shared.
+// is not shared; but what a learner settles on is kept (Publish), and a
+// process that starts cold on the tenant reads it (Reserve with a zero
+// Pace) and starts from it instead of learning the quota again.
 //
 // # How
 //
@@ -30,7 +32,7 @@
 //
 // # Keys
 //
-// Each tenant has up to four keys, named Prefix + "{" + key + "}:" + a
+// Each tenant has up to five keys, named Prefix + "{" + key + "}:" + a
 // suffix, the braces a Redis Cluster hash tag that puts them in one slot:
 //
 //   - tat, a hash of the arrival time and the pace that set it (what
@@ -40,9 +42,12 @@
 //   - log, the window's due times, expiring a second after the newest
 //     leaves the window (at most 10000 entries);
 //   - peers, the processes that reserved within PeerTTL, by Config.ID, for
-//     Reservation.Peers, expiring a second after PeerTTL.
+//     Reservation.Peers, expiring a second after PeerTTL;
+//   - learned, a hash of the estimate a learner last settled on (limit,
+//     window and its bounds in microseconds), expiring EstimateTTL (a
+//     week) after it was last published or read.
 //
-// An idle tenant leaves nothing behind. Keys and values hold only the
+// An idle tenant leaves nothing behind but what was learned of its quota. Keys and values hold only the
 // tenant's key (quota.Key, which never holds an AccessKeyId), numbers and
 // the process IDs: no credential is ever written to Redis.
 //

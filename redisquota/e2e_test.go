@@ -223,6 +223,65 @@ func TestColdProcessJoins(t *testing.T) {
 	}
 }
 
+// TestLearnedOutlivesProcess: a process learns a quota the server does not
+// say, and stops; one started later reads what it learned from Redis and
+// paces at it from its first request, without slow start's throttles.
+func TestLearnedOutlivesProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	const limit, window = 20, 500 * time.Millisecond
+	cloud := fakecloud.New(fakecloud.Config{
+		Quotas: []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: window}},
+		Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+	})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	learned := func() []string { return rdb.Keys(t.Context(), "*:learned").Val() }
+
+	first, _ := newFleet(t, cloud, srv.Addr(), 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	var l loadtest.Load
+	wg := l.Run(ctx, t, first[0], "AK1", 16)
+	for ctx.Err() == nil && len(learned()) == 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	if len(learned()) == 0 {
+		t.Fatalf("the first process published nothing in 20 s: %d ok, %d throttled", l.OK.Load(), l.Throttled.Load())
+	}
+	var est adaptive.Estimate
+	first[0].Range(func(_ quota.Key, lim *adaptive.Limiter) bool {
+		est, _ = lim.Learned()
+		return false
+	})
+	t.Logf("learned %+v; Redis keeps %v", est, rdb.HGetAll(t.Context(), learned()[0]).Val())
+	time.Sleep(window)
+
+	second, _ := newFleet(t, cloud, srv.Addr(), 1)
+	m := loadtest.NewMeter(cloud, "")
+	ctx, cancel = context.WithTimeout(t.Context(), 4*window)
+	defer cancel()
+	var l2 loadtest.Load
+	l2.Run(ctx, t, second[0], "AK1", 16).Wait()
+	s := m.Since()
+	var sn adaptive.Snapshot
+	second[0].Range(func(_ quota.Key, lim *adaptive.Limiter) bool {
+		sn = lim.Snapshot()
+		return false
+	})
+	t.Logf("the second process: %d ok, %d throttled in %.1f s; %d per %v learned", s.Admitted, s.Throttled, s.Seconds, sn.LearnedLimit, sn.LearnedWindow)
+	if sn.LearnedLimit == 0 || sn.LearnedWindow == 0 {
+		t.Errorf("the second process knows nothing learned: %+v", sn)
+	}
+	// In real time a request may cross a window's edge: one throttle.
+	if s.Throttled > 1 {
+		t.Errorf("the second process had %d throttles, want none (one, at most, in real time)", s.Throttled)
+	}
+	if most := float64(limit) * s.Seconds / window.Seconds(); float64(s.Admitted+s.Throttled) > most*1.05+1 {
+		t.Errorf("the second process sent %d in %.1f s, more than the learned pace (%.0f)", s.Admitted+s.Throttled, s.Seconds, most)
+	}
+}
+
 // TestNoCredentialInRedis runs a Transport with a known AccessKeyId and
 // scans every key and value the store wrote for it.
 func TestNoCredentialInRedis(t *testing.T) {

@@ -8,6 +8,7 @@ type keys struct {
 	pause string // string: the end of the tenant's pause
 	log   string // list: the latest due times, newest first
 	peers string // sorted set: process IDs by the time of their latest reservation
+	learn string // hash: what a learner last settled on (l limit, w window, lo and hi its bounds, in µs)
 }
 
 // keysOf returns tenant k's keys: prefix, "{", k's String form, "}:", and
@@ -17,5 +18,5 @@ type keys struct {
 // quota.Key).
 func keysOf(prefix string, k quota.Key) keys {
 	base := prefix + "{" + k.String() + "}:"
-	return keys{tat: base + "tat", pause: base + "pause", log: base + "log", peers: base + "peers"}
+	return keys{tat: base + "tat", pause: base + "pause", log: base + "log", peers: base + "peers", learn: base + "learned"}
 }

@@ -11,12 +11,14 @@ import "github.com/redis/go-redis/v9"
 
 // reserveScript takes a tenant's next admission (see Store.Reserve).
 //
-// KEYS: tat, pause, log, peers (see keys).
+// KEYS: tat, pause, log, peers, learned (see keys).
 // ARGV: interval, tau, maxWait, logLimit, logWindow (see reserveArgs), the
-// process ID, PeerTTL in microseconds. An interval of 0 asks for the pace
-// of the latest admission taken (kept with tat).
+// process ID, PeerTTL in microseconds, EstimateTTL in milliseconds. An
+// interval of 0 asks for the pace of the latest admission taken (kept with
+// tat).
 // Returns {ok (0 or 1; 2 when asked for a pace and none is in force), wait,
-// peers, token, interval}.
+// peers, token, interval}, and with 2 the estimate kept, {limit, window,
+// low, high} (zeros for none), whose key's TTL it renews.
 var reserveScript = redis.NewScript(`
 local margin = 1000
 local function int(x) return string.format('%d', x) end
@@ -33,7 +35,11 @@ local peers = redis.call('ZCARD', KEYS[4])
 local h = redis.call('HMGET', KEYS[1], 't', 'i', 'u', 'l', 'w')
 if iv == 0 then
   -- A process that knows no pace yet takes a turn at the one in force.
-  if not h[2] then return {2, 0, peers, 0, 0} end
+  if not h[2] then
+    local e = redis.call('HMGET', KEYS[5], 'l', 'w', 'lo', 'hi')
+    if e[1] then redis.call('PEXPIRE', KEYS[5], ARGV[8]) end
+    return {2, 0, peers, 0, 0, tonumber(e[1]) or 0, tonumber(e[2]) or 0, tonumber(e[3]) or 0, tonumber(e[4]) or 0}
+  end
   iv, tau = tonumber(h[2]), tonumber(h[3] or 0)
   lim, win = tonumber(h[4] or 0), tonumber(h[5] or 0)
 end
@@ -89,5 +95,15 @@ local u = now + tonumber(ARGV[1])
 local v = redis.call('GET', KEYS[1])
 if v and tonumber(v) >= u then return 0 end
 redis.call('SET', KEYS[1], string.format('%d', u), 'PX', string.format('%d', math.floor((u - now) / 1000) + margin))
+return 1
+`)
+
+// publishScript keeps what a learner settled on (see Store.Publish).
+//
+// KEYS: learned. ARGV: limit, window, low, high (window and bounds in
+// microseconds), EstimateTTL in milliseconds.
+var publishScript = redis.NewScript(`
+redis.call('HSET', KEYS[1], 'l', ARGV[1], 'w', ARGV[2], 'lo', ARGV[3], 'hi', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `)

@@ -25,6 +25,7 @@ type Store struct {
 	prefix  string
 	timeout time.Duration
 	peerTTL int64 // microseconds
+	estTTL  int64 // milliseconds
 	id      string
 
 	calls, errs atomic.Uint64
@@ -50,6 +51,7 @@ func New(cfg Config) (*Store, error) {
 		prefix:  cfg.Prefix,
 		timeout: cfg.Timeout,
 		peerTTL: micros(cfg.PeerTTL),
+		estTTL:  max(cfg.EstimateTTL.Milliseconds(), 1),
 		id:      cfg.ID,
 	}, nil
 }
@@ -65,8 +67,9 @@ func New(cfg Config) (*Store, error) {
 // that reserved for k within Config.PeerTTL, this one included, whether or
 // not the admission was taken. A zero Pace takes the admission at the pace
 // of the latest one taken (by another process, whose tenant's pace is
-// said), window included; if none is in force, nothing is taken and
-// NoPace says so.
+// said), window included; if none is in force, nothing is taken, NoPace
+// says so, and Learned is the estimate Publish kept for k, if any (which
+// is then kept another Config.EstimateTTL).
 //
 // Durations beyond 10 years are cut to 10 years, and a window limit above
 // 10000 is kept over a shorter window, for Redis to keep at most 10000 due
@@ -75,23 +78,62 @@ func New(cfg Config) (*Store, error) {
 func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (transport.Reservation, error) {
 	a := reserveArgsOf(p, maxWait)
 	ks := keysOf(s.prefix, k)
-	cmd := s.run(ctx, reserveScript, []string{ks.tat, ks.pause, ks.log, ks.peers},
-		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL)
+	cmd := s.run(ctx, reserveScript, []string{ks.tat, ks.pause, ks.log, ks.peers, ks.learn},
+		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL, s.estTTL)
 	v, err := cmd.Int64Slice()
-	if err == nil && len(v) != 5 {
-		err = fmt.Errorf("script returned %d values, want 5", len(v))
+	if err == nil && len(v) != 5 && len(v) != 9 {
+		err = fmt.Errorf("script returned %d values, want 5 or 9", len(v))
 	}
 	if err != nil {
 		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
-	return transport.Reservation{
+	r := transport.Reservation{
 		OK:       v[0] == 1,
 		NoPace:   v[0] == 2,
 		Wait:     time.Duration(v[1]) * time.Microsecond,
 		Interval: time.Duration(v[4]) * time.Microsecond,
 		Peers:    int(v[2]),
 		Token:    v[3],
-	}, nil
+	}
+	if len(v) == 9 {
+		r.Learned = estimateOf(v[5], v[6], v[7], v[8])
+	}
+	return r, nil
+}
+
+// Publish keeps e as what a learner last settled on for tenant k, for a
+// process that starts cold on it (see Reserve), for Config.EstimateTTL.
+// An estimate that is not Valid costs no call.
+func (s *Store) Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error {
+	if !e.Valid() {
+		return nil
+	}
+	ks := keysOf(s.prefix, k)
+	if err := s.run(ctx, publishScript, []string{ks.learn},
+		e.Limit, micros(e.Window), micros(max(e.WindowLow, 0)), micros(max(e.WindowHigh, 0)), s.estTTL).Err(); err != nil {
+		return fmt.Errorf("redisquota: publish: %w", err)
+	}
+	return nil
+}
+
+// estimateOf reads an estimate the reserve script returned: a limit and
+// three spans in microseconds. What is not Valid (nothing kept, or
+// garbage) is the zero Estimate.
+func estimateOf(limit, window, lo, hi int64) adaptive.Estimate {
+	const most = int64(1<<63-1) / 1000
+	if window > most || lo > most || hi > most {
+		return adaptive.Estimate{}
+	}
+	e := adaptive.Estimate{
+		Limit:      limit,
+		Window:     time.Duration(window) * time.Microsecond,
+		WindowLow:  time.Duration(lo) * time.Microsecond,
+		WindowHigh: time.Duration(hi) * time.Microsecond,
+	}
+	if !e.Valid() {
+		return adaptive.Estimate{}
+	}
+	return e
 }
 
 // Cancel gives back reservation r of tenant k if it is the latest taken,

@@ -69,7 +69,8 @@ type Config struct {
 	// spend them (see Store; package redisquota keeps them in Redis): a
 	// tenant whose pace a rule or the server's headers set is paced across
 	// all the processes as one, and a pause the server asks of one holds
-	// them all. If the store fails a call (its own timeout bounds each), no
+	// them all; what a learner settles on is kept there for processes
+	// that start cold on the tenant (see Store). If the store fails a call (its own timeout bounds each), no
 	// request fails or waits for it: the tenants it shared go on each
 	// alone, at StoreShare of their pace, the Observer and Logger hear of
 	// it once, and one request per StoreRetry tries the store again. Nil

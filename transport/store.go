@@ -20,7 +20,11 @@ import (
 // nothing of a tenant yet (adaptive.Limiter.Fresh) takes its turns at the
 // pace the others share, if they share one, until it knows. A tenant whose
 // pace is learned from throttles alone is paced by each process on its
-// own.
+// own; but what a process's learner settles on (adaptive.Limiter.Learned)
+// is published to the store, and a process that knows nothing of the
+// tenant yet, with no pace shared, starts from it (adaptive.Limiter.Seed)
+// instead of learning the quota again: learned quotas outlive the
+// processes that learned them.
 //
 // Every method must return within the store's own timeout, however slow
 // or far its backend: a caller waits on it before its request goes. An
@@ -39,6 +43,10 @@ type Store interface {
 	// Pause holds tenant k's shared pacer until until: no admission
 	// reserved after the call is due before it.
 	Pause(ctx context.Context, k quota.Key, until time.Time) error
+	// Publish keeps e as what a learner last settled on for tenant k, for
+	// processes that start cold on it (Reservation.Learned), replacing
+	// what was kept.
+	Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error
 }
 
 // Reservation is an admission reserved from a Store.
@@ -49,6 +57,9 @@ type Reservation struct {
 	Interval time.Duration // the interval of the pace it was taken at (the one shared, for a zero Pace)
 	Peers    int           // processes seen spending the tenant's quota lately, this one included
 	Token    int64         // the store's mark of the reservation, for Cancel
+	// Learned is, with NoPace, what a learner last settled on for the
+	// tenant (see Store.Publish); zero if nothing is kept.
+	Learned adaptive.Estimate
 }
 
 // defaultStoreRetry is how long a Transport whose Store failed goes on
@@ -193,6 +204,9 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 	}
 	t.storeAnswered(r.Peers)
 	if r.NoPace {
+		if r.Learned.Valid() {
+			lim.Seed(r.Learned)
+		}
 		return Reservation{}, false, nil
 	}
 	if !r.OK {
@@ -226,6 +240,18 @@ func (t *Transport) sharePause(k quota.Key, lim *adaptive.Limiter, before time.T
 		return
 	}
 	if err := t.cfg.Store.Pause(context.Background(), k, u); err != nil {
+		t.storeFailed(err)
+	}
+}
+
+// publish tells the Store what the tenant's learner settled on, if the
+// answer just told changed it from was (see Store.Publish).
+func (t *Transport) publish(k quota.Key, lim *adaptive.Limiter, was adaptive.Estimate) {
+	e, ok := lim.Learned()
+	if !ok || e.Limit == was.Limit && e.Window == was.Window || t.StoreDown() {
+		return
+	}
+	if err := t.cfg.Store.Publish(context.Background(), k, e); err != nil {
 		t.storeFailed(err)
 	}
 }

@@ -25,15 +25,16 @@ type memStore struct {
 	tat      map[quota.Key]int64 // Unix ns
 	interval map[quota.Key]int64
 	pause    map[quota.Key]int64
+	learned  map[quota.Key]adaptive.Estimate
 	peers    int
 
-	calls, cancels, pauses atomic.Int64
-	down                   atomic.Bool
-	delay                  time.Duration // how long a call to a down store takes to fail
+	calls, cancels, pauses, publishes atomic.Int64
+	down                              atomic.Bool
+	delay                             time.Duration // how long a call to a down store takes to fail
 }
 
 func newMemStore(peers int) *memStore {
-	return &memStore{tat: map[quota.Key]int64{}, interval: map[quota.Key]int64{}, pause: map[quota.Key]int64{}, peers: peers}
+	return &memStore{tat: map[quota.Key]int64{}, interval: map[quota.Key]int64{}, pause: map[quota.Key]int64{}, learned: map[quota.Key]adaptive.Estimate{}, peers: peers}
 }
 
 var errStoreDown = errors.New("memstore: down")
@@ -57,7 +58,7 @@ func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 	iv := int64(p.Interval)
 	if iv == 0 { // a fresh process asks for the pace in force
 		if iv = s.interval[k]; iv == 0 {
-			return Reservation{NoPace: true, Peers: s.peers}, nil
+			return Reservation{NoPace: true, Peers: s.peers, Learned: s.learned[k]}, nil
 		}
 		p.Burst = 1
 	}
@@ -91,6 +92,17 @@ func (s *memStore) Pause(ctx context.Context, k quota.Key, until time.Time) erro
 	defer s.mu.Unlock()
 	s.pauses.Add(1)
 	s.pause[k] = max(s.pause[k], until.UnixNano())
+	return nil
+}
+
+func (s *memStore) Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error {
+	if err := s.fail(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishes.Add(1)
+	s.learned[k] = e
 	return nil
 }
 
@@ -274,18 +286,18 @@ func TestStoreDownFallsBack(t *testing.T) {
 }
 
 // TestStoreLeavesLearnedTenants: a tenant whose pace is learned from
-// throttles alone is not shared, and once it has learned anything costs no
-// call to the store; before, it asks the store for a shared pace, and
-// finds none.
+// throttles alone is not shared, and once it has learned anything calls
+// the store only to publish what it settled on; before, it asks the store
+// for a shared pace, and finds none.
 func TestStoreLeavesLearnedTenants(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(20), Faults: latency})
 		store := newMemStore(1)
-		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 		defer cancel()
-		_, l, wg := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
+		trs, l, wg := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
 		time.Sleep(time.Second)
-		fresh := store.calls.Load()
+		fresh, published := store.calls.Load(), store.publishes.Load()
 		wg.Wait()
 		if l.OK.Load() == 0 || l.Throttled.Load() == 0 {
 			t.Fatalf("%d ok, %d throttled: the learner had nothing to learn from", l.OK.Load(), l.Throttled.Load())
@@ -293,11 +305,89 @@ func TestStoreLeavesLearnedTenants(t *testing.T) {
 		if fresh == 0 || fresh > 40 {
 			t.Errorf("%d calls to the store in the first second, want those of slow start", fresh)
 		}
-		if n := store.calls.Load() - fresh; n != 0 {
-			t.Errorf("%d calls to the store for a learned tenant, want 0", n)
+		pubs := store.publishes.Load() - published
+		if n := store.calls.Load() - fresh; n != pubs {
+			t.Errorf("%d calls to the store for a learned tenant, %d of them publishes; want publishes only", n, pubs)
+		}
+		if pubs > 5 {
+			t.Errorf("%d publishes in 5 s, want one per estimate settled on", pubs)
+		}
+		if k, lim := onlyTenant(t, trs[0]); pubs > 0 {
+			sn := lim.Snapshot()
+			if e := store.learned[k]; e.Limit != sn.LearnedLimit || e.Window != sn.LearnedWindow {
+				t.Errorf("the store keeps %+v, the learner has %d per %v", e, sn.LearnedLimit, sn.LearnedWindow)
+			}
 		}
 		if len(store.tat) != 0 {
 			t.Errorf("the store holds a pace for the tenant: %v", store.tat)
+		}
+	})
+}
+
+// onlyTenant returns tr's one tenant.
+func onlyTenant(t *testing.T, tr *Transport) (quota.Key, *adaptive.Limiter) {
+	t.Helper()
+	var keys []quota.Key
+	var lim *adaptive.Limiter
+	tr.Range(func(k quota.Key, l *adaptive.Limiter) bool {
+		keys, lim = append(keys, k), l
+		return true
+	})
+	if len(keys) != 1 {
+		t.Fatalf("tenants %v, want one", keys)
+	}
+	return keys[0], lim
+}
+
+// TestStoreSeedsColdProcess: what one process learned of a quota the
+// server does not say outlives it. A process that starts cold on it later
+// reads the estimate from the store and paces at it from its first
+// request, with no throttle, where one on a store that kept nothing
+// slow-starts into throttles.
+func TestStoreSeedsColdProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 50
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency})
+		store := newMemStore(1)
+		// run runs one process on store for up to d, or until it
+		// published what it learned.
+		run := func(store *memStore, d time.Duration, untilPublished bool) (span, *Transport) {
+			ctx, cancel := context.WithTimeout(t.Context(), d)
+			defer cancel()
+			m := newMeter(cloud, "AK1")
+			trs, _, wg := fleet(ctx, t, cloud, 1, 32, func(int) Config { return Config{Store: store} })
+			for start := time.Now(); time.Since(start) < d-100*time.Millisecond; {
+				time.Sleep(100 * time.Millisecond)
+				if untilPublished && store.publishes.Load() > 0 {
+					break
+				}
+			}
+			cancel()
+			s := m.Since()
+			wg.Wait()
+			return s, trs[0]
+		}
+		run(store, 30*time.Second, true)
+		if store.publishes.Load() == 0 {
+			t.Fatal("the first process published nothing in 30 s")
+		}
+		time.Sleep(2 * time.Second) // it is gone; its windows pass
+
+		s, tr := run(store, 3*time.Second, false)
+		_, lim := onlyTenant(t, tr)
+		t.Logf("seeded from %v: goodput %.1f%%, %d throttled in 3 s; %+v", store.learned, 100*s.Goodput(limit), s.Throttled, lim.Snapshot())
+		if s.Throttled > 0 || s.Goodput(limit) < 0.9 {
+			t.Errorf("a process seeded by the store: goodput %.1f%%, %d throttled in its first 3 s; want ≥ 90%%, none", 100*s.Goodput(limit), s.Throttled)
+		}
+		if most := float64(limit) * s.Seconds * 1.01; float64(s.Admitted+s.Throttled) > most {
+			t.Errorf("a seeded process sent %d in %.1f s, more than the learned pace allows (%.0f)", s.Admitted+s.Throttled, s.Seconds, most)
+		}
+
+		time.Sleep(2 * time.Second)
+		cold, _ := run(newMemStore(1), 3*time.Second, false)
+		t.Logf("on an empty store: goodput %.1f%%, %d throttled in 3 s", 100*cold.Goodput(limit), cold.Throttled)
+		if cold.Throttled == 0 {
+			t.Error("a cold process on an empty store was not throttled in its first 3 s: this test no longer shows what the store's estimate saves")
 		}
 	})
 }

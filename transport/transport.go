@@ -286,11 +286,16 @@ func (t *Transport) refuse(req *http.Request, ev RequestEvent, r Result, err err
 
 // answered tells the limiter, the breaker and the Observer what the answer
 // to ticket's request said, and the Store of a pause it began if the
-// request was shared.
+// request was shared, or else of a new estimate the tenant's learner
+// settled on.
 func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive.Limiter, ticket adaptive.Ticket, pass breaker.Pass, shared bool) {
 	var paused time.Time
-	if shared {
+	var was adaptive.Estimate
+	switch {
+	case shared:
 		paused = lim.Paused()
+	case t.cfg.Store != nil:
+		was, _ = lim.Learned()
 	}
 	if t.observer == nil {
 		ticket.Done(o)
@@ -301,8 +306,11 @@ func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive
 			t.observer.Limits(LimitsEvent{Key: ev.Key, Before: before, After: after, Answer: o})
 		}
 	}
-	if shared {
+	switch {
+	case shared:
 		t.sharePause(ev.Key, lim, paused)
+	case t.cfg.Store != nil:
+		t.publish(ev.Key, lim, was)
 	}
 	pass.Done(breaker.Judge(o))
 	if t.observer == nil {
