@@ -112,6 +112,7 @@ type estimator struct {
 	spanN             int64 // successes admitted within the span
 	probeSeq          uint64
 	spanSeq, spanStop uint64
+	stopAt            int64 // the arrival of the throttle that ended the last span (spanStop)
 	fails             int
 
 	cwnd  int64 // slow start's cap on requests in flight while cold, less initialWindow
@@ -369,11 +370,12 @@ func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled boo
 // probe moves the probe above L̂ on, at a success admitted at at (Unix ns)
 // answered at now, while settled: it starts a span when one is due and
 // callers wait on the pacer (demand), and judges a span once a request
-// admitted after its end is answered. A span whose requests, one more than
+// admitted late after its end is answered (late: how long after their
+// requests other processes' answers may come, see ObserveRelayed). A span whose requests, one more than
 // L̂ per window, all got through means the quota grew: the learner sends
 // until a throttle, as when cold, and measures again. It reports whether
 // the pacer must change.
-func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPause int64) bool {
+func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late, maxPause int64) bool {
 	if e.phase != PhaseSettled || e.seeking {
 		return false
 	}
@@ -381,7 +383,7 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, maxPa
 		e.spanN++
 	}
 	switch {
-	case e.spanEnd != 0 && at >= e.spanEnd:
+	case e.spanEnd != 0 && at >= e.spanEnd+late:
 		// The span tells only if the callers kept up its pace: with
 		// fewer successes in it than L̂ per window (demand fell, or a
 		// circuit breaker held everyone back), no window need have seen
@@ -771,7 +773,7 @@ func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
 func (e *estimator) spanFailed(a int64, next uint64) int64 {
 	e.spanEnd = 0
 	e.fails = min(e.fails+1, 16)
-	e.spanStop = next
+	e.spanStop, e.stopAt = next, a
 	if _, b := e.predict(a); b > a {
 		return b
 	}
@@ -879,6 +881,20 @@ func (e *estimator) predict(after int64) (a, b int64) {
 		a, b = lo, hi
 	}
 	return a, b
+}
+
+// paceAt returns what the learner paces admissions at at by, while
+// settled: pace's, or, from the start of a probe above L̂ until it is
+// judged, one more per the shortest window the bounds allow.
+func (e *estimator) paceAt(at, spread int64) (limit, win int64) {
+	limit, win = e.pace(spread)
+	if limit > 0 && e.spanEnd != 0 && at >= e.spanAt {
+		limit, win = limit+1, e.win
+		if e.wlo > 0 {
+			win = min(e.wlo, win)
+		}
+	}
+	return limit, win
 }
 
 // pace returns what the learner paces at: L̂ per ŵ (Ŵ plus the spread of

@@ -20,31 +20,36 @@ type learnState struct {
 	hWake   int64  // when a pause for Remaining spent ends: hEarly plus the slack, up to wakeSlack
 
 	// Learned from the answers.
-	e         *estimator // the learner's model of a server that says nothing; nil until its first throttle
-	f         *flight    // its model of a cap on requests in flight; nil until strays are common
-	coldOK    int64      // successes before the first throttle
-	coldCwnd  int64      // slow start's cap before the first throttle, less initialWindow
-	rtt       int64      // smoothed round trip of tickets, ns
-	rttDev    int64      // smoothed mean deviation of the round trip, ns
-	hintEnd   int64      // Unix ns when the last pause shortened by a hint's slack ended
-	hintSeq   uint64     // the first admission after the last hint was acted on
-	hintGap   int64      // the last wait added after a throttled probe, ns
-	hintProbe bool       // the probe now due or out ends a hint's pause
-	hintTest  uint64     // the admission whose answer tests the last hint; 0 if none
-	hintFails uint32     // answers since hintTest, all throttled
-	hintTests uint32     // tests of hints, decayed (see hintTrust)
-	hintHeld  uint32     // of them, those the hint held
-	hints     uint64     // hints seen
+	e        *estimator // the learner's model of a server that says nothing; nil until its first throttle
+	f        *flight    // its model of a cap on requests in flight; nil until strays are common
+	coldOK   int64      // successes before the first throttle
+	coldCwnd int64      // slow start's cap before the first throttle, less initialWindow
+	coldAt   int64      // Unix ns when a leader of a fleet was first asked to hold it (see Holding)
+	rtt      int64      // smoothed round trip of tickets, ns
+	rttDev   int64      // smoothed mean deviation of the round trip, ns
+	relayLag int64      // how late, lately, other processes' answers came (see ObserveRelayed), ns
+	hintEnd  int64      // Unix ns when the last pause shortened by a hint's slack ended
+	hintSeq  uint64     // the first admission after the last hint was acted on
+	hintGap  int64      // the last wait added after a throttled probe, ns
+	hintTest uint64     // the admission whose answer tests the last hint; 0 if none
+	hints    uint64     // hints seen
 
 	// The pacer in force, as derived by recompute.
 	wlim      int64         // window limit in force
 	wlen      time.Duration // its window
 	rateNow   float64       // the rate in force
 	burstNow  int           // the burst in force
-	fresh     bool          // a measured window begins: its budget starts empty
 	winNeeded int64         // Unix ns when the window was last needed
-	src       Source        // where the rate in force came from
-	stale     bool          // Remaining is older than HeaderTTL
+
+	// The small fields, packed together (a Limiter per tenant, see
+	// TestMemoryPerTenant).
+	hintFails uint32 // answers since hintTest, all throttled
+	hintTests uint32 // tests of hints, decayed (see hintTrust)
+	hintHeld  uint32 // of them, those the hint held
+	hintProbe bool   // the probe now due or out ends a hint's pause
+	fresh     bool   // a measured window begins: its budget starts empty
+	src       Source // where the rate in force came from
+	stale     bool   // Remaining is older than HeaderTTL
 }
 
 // Observe learns from an answer not tied to a Ticket (for one tied to a
@@ -70,7 +75,14 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	wake := false
 	l.mu.Lock()
 	s := &l.s
-	if t != nil && now > t.at {
+	if t != nil && t.relayed {
+		// The latest relayed answers came this late: a verdict on what
+		// the fleet sent waits as long for them. The lag decays by an
+		// eighth per answer.
+		lag := time.Now().UnixNano() - now
+		s.relayLag = max(lag, s.relayLag-s.relayLag/8, 0)
+	}
+	if t != nil && !t.relayed && now > t.at {
 		d := now - t.at
 		if s.rtt == 0 {
 			s.rtt, s.rttDev = d, d/2
@@ -160,7 +172,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	}
 	// Slow start: one more in flight per success, while the cap binds.
 	c := l.inflightCap()
-	grow := c > 0 && l.inflight.Load()+1 >= c
+	grow := c > 0 && (t == nil || !t.relayed) && l.inflight.Load()+1 >= c
 	e := s.e
 	if e == nil {
 		// Cold, and never throttled: only slow start's count is kept.
@@ -173,6 +185,9 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	seq, at := l.seq.Load(), now
 	if t != nil {
 		seq, at = t.seq, t.at
+		if t.relayed {
+			seq = l.relayedSeq(t)
+		}
 	}
 	was, limit, budget := e.phase, e.limit, e.budget
 	refilled := e.success(l.arrival(now, t), seq, grow, l.spread())
@@ -187,7 +202,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	}
 	interval := l.b.interval.Load()
 	demand := now-l.blocked.Load() < max(2*interval, s.rtt, int64(time.Millisecond))
-	probed := e.probe(now, at, next, demand, l.spread(), l.params().maxPause)
+	probed := e.probe(now, at, next, demand, l.spread(), s.relayLag, l.params().maxPause)
 	return refilled || probed || e.phase != was || e.limit != limit || e.budget != budget || grow && e.phase == PhaseCold
 }
 
@@ -207,6 +222,15 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	seq := l.seq.Load()
 	if t != nil {
 		seq = t.seq
+		if t.relayed {
+			if e.start != 0 && l.arrival(now, t) <= e.start {
+				// Relayed after the window it arrived in refilled:
+				// that window's end is known already.
+				e.answered(true)
+				return 0, false, false
+			}
+			seq = l.relayedSeq(t)
+		}
 	}
 	p := l.params()
 	next := l.seq.Load() + 1

@@ -61,7 +61,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			}
 		case PhaseSettled:
 			fresh = s.fresh
-			limit, win := e.pace(l.spread())
+			limit, win := e.paceAt(now, l.spread())
 			if limit <= 0 || win <= 0 {
 				break // cannot be: settling takes both
 			}
@@ -70,13 +70,6 @@ func (l *Limiter) recompute(now int64) (big bool) {
 				// again then.
 				if recheck == 0 || e.spanAt < recheck {
 					recheck = e.spanAt
-				}
-			} else if e.spanEnd != 0 {
-				// A probe: one more per window, over the shortest window
-				// the bounds allow.
-				limit, win = limit+1, e.win
-				if e.wlo > 0 {
-					win = min(e.wlo, win)
 				}
 			}
 			rate, burst, src = float64(limit)*1e9/float64(win), 1, SourceLearned

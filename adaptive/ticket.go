@@ -24,8 +24,9 @@ type Ticket struct {
 	probe int64  // the probe deadline if this request is the probe, else 0
 	mark  int64  // the bucket's mark of its token, for Cancel
 
-	waited bool  // Wait held the caller back before admitting it
-	level  int32 // requests in flight when it was sent, itself included; 0 if not counted
+	waited  bool  // Wait held the caller back before admitting it
+	relayed bool  // another process's request, answered there (see ObserveRelayed)
+	level   int32 // requests in flight when it was sent, itself included; 0 if not counted
 }
 
 // Waited reports whether Wait held the caller back (slept) before admitting

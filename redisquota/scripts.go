@@ -9,42 +9,108 @@ import "github.com/redis/go-redis/v9"
 // numbers are doubles, exact for integers below 2^53. A key outlives the
 // last time it matters by ttlMargin, 1000 ms.
 
-// reserveScript takes a tenant's next admission (see Store.Reserve).
+// reserveScript takes a tenant's next admission (see Store.Reserve and
+// Store.ReserveLearned).
 //
-// KEYS: tat, pause, log, peers, learned (see keys).
+// KEYS: tat, pause, log, peers, learned, lead, relay (see keys).
 // ARGV: interval, tau, maxWait, logLimit, logWindow (see reserveArgs), the
-// process ID, PeerTTL in microseconds, EstimateTTL in milliseconds. An
-// interval of 0 asks for the pace of the latest admission taken (kept with
-// tat).
-// Returns {ok (0 or 1; 2 when asked for a pace and none is in force), wait,
-// peers, token, interval}, and with 2 the estimate kept, {limit, window,
-// low, high} (zeros for none), whose key's TTL it renews.
+// process ID, PeerTTL in microseconds, EstimateTTL in milliseconds; for
+// ReserveLearned also 1, the hold asked for and the lease, both in
+// microseconds, the poll of a held follower (µs), the caller's relayed
+// answers ("sent age,answer age,flag;" each, ages in µs, flag 0 success,
+// 1 throttled, 2 transient), 1 if the caller knows nothing yet (the
+// estimate kept comes with every answer), and how long from now a
+// leader's turn may not be due (µs; its own limiter's turns). An interval of 0 asks for the
+// pace of the latest admission taken (kept with tat). A leader's lease
+// lasts its lease, four intervals of its pace, or its hold, whichever is
+// longest.
+//
+// Returns {ok (0 or 1; 2 when asked for a pace and none is in force; 3
+// for a follower held), wait, peers, token, interval}; with 2 the estimate
+// kept, {limit, window, low, high} (zeros for none), whose key's TTL it
+// renews; for ReserveLearned always those four (zeros unless the caller
+// knows nothing yet or no pace is in force), then leader (0 or 1), and
+// for a leader the followers' answers relayed since its last call, as
+// "sent age,answer age,flag" strings.
 var reserveScript = redis.NewScript(`
 local margin = 1000
 local function int(x) return string.format('%d', x) end
+local function ms(us) return int(math.floor(us / 1000) + margin) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local iv, tau, maxwait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local lim, win, ptl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7])
+local learn = ARGV[9] == '1'
 
 redis.call('ZADD', KEYS[4], int(now), ARGV[6])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. int(now - ptl))
-redis.call('PEXPIRE', KEYS[4], int(math.floor(ptl / 1000) + margin))
+redis.call('PEXPIRE', KEYS[4], ms(ptl))
 local peers = redis.call('ZCARD', KEYS[4])
 
-local h = redis.call('HMGET', KEYS[1], 't', 'i', 'u', 'l', 'w')
+local h = redis.call('HMGET', KEYS[1], 't', 'i', 'u', 'l', 'w', 's')
+local function estimate()
+  local e = redis.call('HMGET', KEYS[5], 'l', 'w', 'lo', 'hi')
+  if e[1] then redis.call('PEXPIRE', KEYS[5], ARGV[8]) end
+  return tonumber(e[1]) or 0, tonumber(e[2]) or 0, tonumber(e[3]) or 0, tonumber(e[4]) or 0
+end
+
+local leader, relayed = 0, {}
+if learn then
+  -- The tenant's pace is learned by one process, its leader, for all.
+  local lease, poll = tonumber(ARGV[11]), tonumber(ARGV[12])
+  if ARGV[13] ~= '' then
+    for sa, aa, f in string.gmatch(ARGV[13], '(%d+),(%d+),(%d);') do
+      redis.call('RPUSH', KEYS[7], int(now - tonumber(sa)) .. ',' .. int(now - tonumber(aa)) .. ',' .. f)
+    end
+    redis.call('LTRIM', KEYS[7], -1024, -1)
+    redis.call('PEXPIRE', KEYS[7], ms(lease))
+  end
+  if h[6] == '1' and h[2] then
+    iv = 0 -- a pace said to another process is in force: a turn at it
+  else
+    local ld = redis.call('HMGET', KEYS[6], 'id', 'le', 'hd')
+    if ld[1] == ARGV[6] or not ld[2] or tonumber(ld[2]) < now then
+      leader = 1
+      local hd = 0
+      if tonumber(ARGV[10]) > 0 then hd = now + tonumber(ARGV[10]) end
+      local le = math.max(now + lease, now + 4 * iv, hd)
+      redis.call('HSET', KEYS[6], 'id', ARGV[6], 'le', int(le), 'hd', int(hd))
+      redis.call('PEXPIRE', KEYS[6], ms(le - now))
+      for _, v in ipairs(redis.call('LRANGE', KEYS[7], 0, -1)) do
+        local s, a, f = string.match(v, '(%d+),(%d+),(%d)')
+        if s then relayed[#relayed + 1] = int(now - tonumber(s)) .. ',' .. int(now - tonumber(a)) .. ',' .. f end
+      end
+      redis.call('DEL', KEYS[7])
+      if iv == 0 then
+        -- A leader that has no pace yet takes no turn.
+        local l, w, lo, hi = estimate()
+        local r = {2, 0, peers, 0, 0, l, w, lo, hi, 1}
+        for _, v in ipairs(relayed) do r[#r + 1] = v end
+        return r
+      end
+    else
+      local hd = tonumber(ld[3] or 0) or 0
+      if hd > now then return {3, math.min(hd - now, poll), peers, 0, 0, 0, 0, 0, 0, 0} end
+      iv = 0 -- a follower: a turn at the leader's pace
+    end
+  end
+end
+local fresh = learn and ARGV[14] == '1'
+
+local said = iv ~= 0
 if iv == 0 then
   -- A process that knows no pace yet takes a turn at the one in force.
   if not h[2] then
-    local e = redis.call('HMGET', KEYS[5], 'l', 'w', 'lo', 'hi')
-    if e[1] then redis.call('PEXPIRE', KEYS[5], ARGV[8]) end
-    return {2, 0, peers, 0, 0, tonumber(e[1]) or 0, tonumber(e[2]) or 0, tonumber(e[3]) or 0, tonumber(e[4]) or 0}
+    local l, w, lo, hi = estimate()
+    if learn then return {2, 0, peers, 0, 0, l, w, lo, hi, leader} end
+    return {2, 0, peers, 0, 0, l, w, lo, hi}
   end
   iv, tau = tonumber(h[2]), tonumber(h[3] or 0)
   lim, win = tonumber(h[4] or 0), tonumber(h[5] or 0)
 end
 local tat = h[1] and tonumber(h[1]) or now
 local due = math.max(now, tat - tau)
+if leader == 1 then due = math.max(due, now + (tonumber(ARGV[15]) or 0)) end
 local v = redis.call('GET', KEYS[2])
 if v then due = math.max(due, tonumber(v)) end
 local logged = lim > 0 and win > 0
@@ -56,17 +122,27 @@ if logged then
   end
 end
 
+local function reply(r)
+  if not learn then return r end
+  local l, w, lo, hi = 0, 0, 0, 0
+  if fresh then l, w, lo, hi = estimate() end
+  for _, x in ipairs({l, w, lo, hi, leader}) do r[#r + 1] = x end
+  for _, x in ipairs(relayed) do r[#r + 1] = x end
+  return r
+end
 local wait = due - now
-if wait > maxwait then return {0, wait, peers, 0, iv} end
+if wait > maxwait then return reply({0, wait, peers, 0, iv}) end
 local ntat = math.max(tat, due) + iv
-redis.call('HSET', KEYS[1], 't', int(ntat), 'i', int(iv), 'u', int(tau), 'l', int(lim), 'w', int(win), 'd', logged and int(due) or '')
-redis.call('PEXPIRE', KEYS[1], int(math.floor((ntat - now) / 1000) + margin))
+local src = h[6] or '1'
+if said then src = learn and '0' or '1' end
+redis.call('HSET', KEYS[1], 't', int(ntat), 'i', int(iv), 'u', int(tau), 'l', int(lim), 'w', int(win), 'd', logged and int(due) or '', 's', src)
+redis.call('PEXPIRE', KEYS[1], ms(ntat - now))
 if logged then
   redis.call('LPUSH', KEYS[3], int(due))
   redis.call('LTRIM', KEYS[3], 0, int(lim - 1))
-  redis.call('PEXPIRE', KEYS[3], int(math.floor((due + win - now) / 1000) + margin))
+  redis.call('PEXPIRE', KEYS[3], ms(due + win - now))
 end
-return {1, wait, peers, ntat, iv}
+return reply({1, wait, peers, ntat, iv})
 `)
 
 // cancelScript gives back a tenant's latest admission (see Store.Cancel).

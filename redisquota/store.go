@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -78,8 +79,8 @@ func New(cfg Config) (*Store, error) {
 func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (transport.Reservation, error) {
 	a := reserveArgsOf(p, maxWait)
 	ks := keysOf(s.prefix, k)
-	cmd := s.run(ctx, reserveScript, []string{ks.tat, ks.pause, ks.log, ks.peers, ks.learn},
-		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL, s.estTTL)
+	cmd := s.run(ctx, reserveScript, ks.all(),
+		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL, s.estTTL, 0)
 	v, err := cmd.Int64Slice()
 	if err == nil && len(v) != 5 && len(v) != 9 {
 		err = fmt.Errorf("script returned %d values, want 5 or 9", len(v))
@@ -99,6 +100,123 @@ func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWa
 		r.Learned = estimateOf(v[5], v[6], v[7], v[8])
 	}
 	return r, nil
+}
+
+// The leader of a tenant the processes learn as one (see ReserveLearned).
+const (
+	// leaderLease is how long, at least, a leader leads without a call
+	// (four intervals of its pace, if longer, and the hold it asked for):
+	// a process that stops calling hands the tenant to the next that
+	// calls.
+	leaderLease = 500 * time.Millisecond
+	// heldPoll is how long a follower held by its leader waits before it
+	// asks again, at most.
+	heldPoll = 25 * time.Millisecond
+	// maxAge bounds the age of a relayed answer.
+	maxAge = time.Hour
+)
+
+// ReserveLearned takes tenant k's next admission for a tenant whose pace
+// no process is told, which the processes learn as one (see
+// transport.LearnedTurn), in the same script as Reserve. The caller leads
+// the tenant if it did at its last call, or if no process called as its
+// leader within leaderLease (2 s): then its Pace (if any) is the tenant's,
+// its Hold holds the others, and it gets the answers they relayed since its
+// last call. Otherwise it follows: held while the leader holds (nothing is
+// taken: ask again after Wait, at most heldPoll), or a turn at the
+// leader's pace; its answers go to the leader. A pace said to another
+// process (Reserve) while in force is taken as a follower's, leader or
+// not. Relayed answers travel as ages on Redis's clock, so processes whose
+// clocks disagree still agree on when they came; at most 1024 wait for the
+// leader.
+func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.LearnedTurn) (transport.LearnedReservation, error) {
+	a := reserveArgsOf(lt.Pace, lt.MaxWait)
+	ks := keysOf(s.prefix, k)
+	now := time.Now()
+	fresh := 0
+	if lt.Fresh {
+		fresh = 1
+	}
+	cmd := s.run(ctx, reserveScript, ks.all(),
+		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL, s.estTTL, 1,
+		micros(min(lt.Hold, maxPause)), micros(leaderLease), micros(heldPoll), encodeRelayed(lt.Answers, now), fresh,
+		micros(min(lt.NotBefore.Sub(now), maxPause)))
+	v, err := cmd.Slice()
+	if err == nil && len(v) < 10 {
+		err = fmt.Errorf("script returned %d values, want 10 or more", len(v))
+	}
+	var n [10]int64
+	for i := 0; err == nil && i < len(n); i++ {
+		var ok bool
+		if n[i], ok = v[i].(int64); !ok {
+			err = fmt.Errorf("script returned %T at %d, want an integer", v[i], i)
+		}
+	}
+	if err != nil {
+		return transport.LearnedReservation{}, fmt.Errorf("redisquota: reserve: %w", err)
+	}
+	back := time.Now()
+	r := transport.LearnedReservation{
+		Reservation: transport.Reservation{
+			OK:       n[0] == 1,
+			NoPace:   n[0] == 2,
+			Wait:     time.Duration(n[1]) * time.Microsecond,
+			Interval: time.Duration(n[4]) * time.Microsecond,
+			Peers:    int(n[2]),
+			Token:    n[3],
+			Learned:  estimateOf(n[5], n[6], n[7], n[8]),
+		},
+		Leader: n[9] == 1,
+		Held:   n[0] == 3,
+	}
+	for _, x := range v[10:] {
+		if str, ok := x.(string); ok {
+			if a, ok := decodeRelayed(str, back); ok {
+				r.Answers = append(r.Answers, a)
+			}
+		}
+	}
+	return r, nil
+}
+
+// encodeRelayed writes answers for the reserve script: each as its ages
+// at now (sent, answered) in microseconds, and a flag.
+func encodeRelayed(answers []transport.Relayed, now time.Time) string {
+	var b []byte
+	for _, a := range answers {
+		flag := byte('0')
+		switch {
+		case a.Throttled:
+			flag = '1'
+		case a.Transient:
+			flag = '2'
+		}
+		b = strconv.AppendInt(b, micros(min(max(now.Sub(a.Sent), 0), maxAge)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, micros(min(max(now.Sub(a.Answered), 0), maxAge)), 10)
+		b = append(b, ',', flag, ';')
+	}
+	return string(b)
+}
+
+// decodeRelayed reads an answer the reserve script relayed, its ages
+// taken at now; false for garbage.
+func decodeRelayed(s string, now time.Time) (transport.Relayed, bool) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return transport.Relayed{}, false
+	}
+	sent, err1 := strconv.ParseInt(parts[0], 10, 64)
+	ans, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || sent < 0 || ans < 0 || sent > int64(maxAge/time.Microsecond) || ans > sent {
+		return transport.Relayed{}, false
+	}
+	return transport.Relayed{
+		Sent:      now.Add(-time.Duration(sent) * time.Microsecond),
+		Answered:  now.Add(-time.Duration(ans) * time.Microsecond),
+		Throttled: parts[2] == "1",
+		Transient: parts[2] == "2",
+	}, true
 }
 
 // Publish keeps e as what a learner last settled on for tenant k, for a

@@ -312,8 +312,8 @@ func TestKeys(t *testing.T) {
 
 	number := regexp.MustCompile(`^[0-9]+$`)
 	fields, _ := m.HKeys(base + "tat")
-	if !slices.Equal(fields, []string{"d", "i", "l", "t", "u", "w"}) {
-		t.Errorf("tat fields = %q, want d, i, l, t, u, w", fields)
+	if !slices.Equal(fields, []string{"d", "i", "l", "s", "t", "u", "w"}) {
+		t.Errorf("tat fields = %q, want d, i, l, s, t, u, w", fields)
 	}
 	var values []string
 	for _, f := range fields {

@@ -47,6 +47,13 @@ type Store interface {
 	// processes that start cold on it (Reservation.Learned), replacing
 	// what was kept.
 	Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error
+	// ReserveLearned is Reserve for a tenant whose pace no process is
+	// told, which the processes learn as one (see LearnedTurn): it makes
+	// the caller the tenant's leader if it is, or if no process leads it
+	// lately; it takes the leader's pace from the leader's calls, and
+	// holds the followers while the leader asks; it carries the
+	// followers' answers to the leader.
+	ReserveLearned(ctx context.Context, k quota.Key, turn LearnedTurn) (LearnedReservation, error)
 }
 
 // Reservation is an admission reserved from a Store.
@@ -128,49 +135,72 @@ const maxRequeue = 3
 // to the store.
 const lateSlack = time.Millisecond
 
+// turn is a request's admission: its ticket from the tenant's limiter,
+// and the reservation it took from the Store, if any.
+type turn struct {
+	ticket adaptive.Ticket
+	res    Reservation
+	shared bool      // res is taken: it is given back if the request is not sent
+	follow bool      // a follower's turn on a tenant the fleet learns: its answer goes to the leader
+	sent   time.Time // when the request was sent
+}
+
+// how says how a request is admitted after the Store was asked.
+type how int
+
+const (
+	turnLocal  how = iota // by the tenant's limiter alone
+	turnShared            // held to a turn in the shared pacer, then by the limiter, which does not pace it again
+	turnFollow            // held to a turn at the leader's pace, and by nothing else
+)
+
 // admit waits for the request's turn: in the Store's shared pacer (see
 // reserve), then at the tenant's limiter, which keeps its pause gate, its
 // window and its caps on requests in flight but does not pace the request
 // again. A request the limiter held past its shared turn (a pause, a
 // probe's answer) by more than an interval of the pace (and lateSlack)
 // lost that turn: sent late it would crowd the next one (all those held
-// would go together), so it gives its ticket back and queues again. It reports whether the request took a reservation, to be
-// cancelled if it is not sent.
-func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (adaptive.Ticket, Reservation, bool, error) {
+// would go together), so it gives its ticket back and queues again. A
+// follower's turn on a tenant the fleet learns (see reserveLearned) is
+// not asked of the limiter at all: the leader's limiter learns for it.
+func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (turn, error) {
 	if t.cfg.Store == nil {
 		ticket, err := lim.Wait(ctx)
-		return ticket, Reservation{}, false, err
+		return turn{ticket: ticket}, err
 	}
 	for i := 0; ; i++ {
-		res, shared, err := t.reserve(ctx, k, lim)
-		if err != nil {
-			return adaptive.Ticket{}, Reservation{}, false, err
-		}
-		if !shared {
+		res, h, err := t.reserve(ctx, k, lim)
+		switch {
+		case err != nil:
+			return turn{}, err
+		case h == turnLocal:
 			ticket, err := lim.Wait(ctx)
-			return ticket, Reservation{}, false, err
+			return turn{ticket: ticket}, err
+		case h == turnFollow:
+			return turn{res: res, shared: res.OK, follow: true}, nil
 		}
-		turn := time.Now()
+		at := time.Now()
 		ticket, err := lim.WaitPaced(ctx)
 		if err != nil {
 			t.cancel(k, res)
-			return adaptive.Ticket{}, Reservation{}, false, err
+			return turn{}, err
 		}
-		if i < maxRequeue && time.Since(turn) > max(res.Interval, lateSlack) {
+		if i < maxRequeue && time.Since(at) > max(res.Interval, lateSlack) {
 			ticket.Cancel() // held past its turn, which is gone
 			continue
 		}
-		return ticket, res, true, nil
+		return turn{ticket: ticket, res: res, shared: true}, nil
 	}
 }
 
-// reserve reserves the request's admission from the Store when the
-// tenant's pace is shared (see Store), and sleeps until it is due. It
-// reports whether it took one, to be cancelled if the request is not sent.
-// A Store that fails costs the request nothing but the call: the tenant
-// goes on alone at the fallback share, and the Observer hears of it once.
-// An error is the caller's: its context ended, or its deadline is too near.
-func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, bool, error) {
+// reserve reserves the request's admission from the Store, and sleeps
+// until it is due: at the tenant's pace if it is said (see Store), or as
+// the fleet learns it (see reserveLearned). It says how the request is
+// then admitted. A Store that fails costs the request nothing but the
+// call: the tenant goes on alone (at the fallback share, if its pace is
+// said), and the Observer hears of it once. An error is the caller's: its
+// context ended, or its deadline is too near.
+func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
 	now := time.Now()
 	retry := t.storeRetry()
 	if !t.health.usable(now.UnixNano(), retry) {
@@ -179,50 +209,57 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 			share = t.fallbackShare()
 		}
 		lim.SetShare(share)
-		return Reservation{}, false, nil
+		return Reservation{}, turnLocal, nil
 	}
 	lim.SetShare(1)
 	p := lim.Pace()
-	if !p.Said() && !lim.Fresh() {
-		return Reservation{}, false, nil // learned here: not shared
+	if !p.Said() {
+		return t.reserveLearned(ctx, k, lim)
 	}
-	maxWait := time.Duration(1<<63 - 1)
-	deadline, hasDeadline := ctx.Deadline()
-	if hasDeadline {
-		maxWait = deadline.Sub(now)
-	}
+	maxWait := maxWaitOf(ctx, now)
 	r, err := t.cfg.Store.Reserve(ctx, k, p, maxWait)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Reservation{}, false, ctx.Err()
+			return Reservation{}, turnLocal, ctx.Err()
 		}
 		t.storeFailed(err)
-		if p.Said() {
-			lim.SetShare(t.fallbackShare())
-		}
-		return Reservation{}, false, nil
+		lim.SetShare(t.fallbackShare())
+		return Reservation{}, turnLocal, nil
 	}
 	t.storeAnswered(r.Peers)
-	if r.NoPace {
-		if r.Learned.Valid() {
-			lim.Seed(r.Learned)
-		}
-		return Reservation{}, false, nil
+	if err := t.await(ctx, k, r, maxWait); err != nil {
+		return Reservation{}, turnLocal, err
 	}
+	return r, turnShared, nil
+}
+
+// maxWaitOf is how long a caller whose context is ctx may wait from now.
+func maxWaitOf(ctx context.Context, now time.Time) time.Duration {
+	if deadline, ok := ctx.Deadline(); ok {
+		return deadline.Sub(now)
+	}
+	return time.Duration(1<<63 - 1)
+}
+
+// await sleeps until reservation r of tenant k is due. It fails, with r
+// given back, if r was not taken (not due within maxWait) or the context
+// ends first.
+func (t *Transport) await(ctx context.Context, k quota.Key, r Reservation, maxWait time.Duration) error {
 	if !r.OK {
-		return Reservation{}, false, &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
+		return &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
 	}
-	if r.Wait > 0 {
-		timer := time.NewTimer(r.Wait)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			t.cancel(k, r)
-			return Reservation{}, false, ctx.Err()
-		}
+	if r.Wait <= 0 {
+		return nil
 	}
-	return r, true, nil
+	timer := time.NewTimer(r.Wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		t.cancel(k, r)
+		return ctx.Err()
+	}
 }
 
 // cancel gives back reservation r of a request that will not be sent.

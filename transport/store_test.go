@@ -28,7 +28,15 @@ type memStore struct {
 	learned  map[quota.Key]adaptive.Estimate
 	peers    int
 
+	// Tenants learned by the fleet: the leader's ID, its lease's and
+	// hold's ends (Unix ns), the followers' answers for it.
+	said        map[quota.Key]bool // the pace in force is said (Reserve), not learned
+	leader      map[quota.Key]int
+	lease, hold map[quota.Key]int64
+	relayed     map[quota.Key][]Relayed
+
 	calls, cancels, pauses, publishes atomic.Int64
+	followed, followedFree            atomic.Int64
 	down                              atomic.Bool
 	delay                             time.Duration // how long a call to a down store takes to fail
 }
@@ -68,6 +76,12 @@ func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 		return Reservation{Wait: time.Duration(due - now), Interval: time.Duration(iv), Peers: s.peers}, nil
 	}
 	s.tat[k], s.interval[k] = max(tat, due)+iv, iv
+	if s.said == nil {
+		s.said = map[quota.Key]bool{}
+	}
+	if p.Interval != 0 {
+		s.said[k] = p.Source != adaptive.SourceLearned
+	}
 	return Reservation{OK: true, Wait: time.Duration(due - now), Interval: time.Duration(iv), Peers: s.peers, Token: s.tat[k]}, nil
 }
 
@@ -104,6 +118,99 @@ func (s *memStore) Publish(ctx context.Context, k quota.Key, e adaptive.Estimate
 	s.publishes.Add(1)
 	s.learned[k] = e
 	return nil
+}
+
+// The lease and the hold of a tenant learned by the fleet, in memStore.
+const (
+	memLease = 500 * time.Millisecond
+	memPoll  = 25 * time.Millisecond
+)
+
+// as returns the store as process id sees it: the same tenants, and its
+// own leases.
+func (s *memStore) as(id int) *memView { return &memView{memStore: s, id: id + 1} }
+
+// memView is a memStore seen by one process.
+type memView struct {
+	*memStore
+	id int
+}
+
+func (s *memStore) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+	return s.reserveLearned(ctx, 0, k, lt)
+}
+
+func (v *memView) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+	return v.reserveLearned(ctx, v.id, k, lt)
+}
+
+func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+	if err := s.fail(ctx); err != nil {
+		return LearnedReservation{}, err
+	}
+	s.mu.Lock()
+	now := time.Now().UnixNano()
+	if s.leader == nil {
+		s.leader, s.lease, s.hold, s.relayed = map[quota.Key]int{}, map[quota.Key]int64{}, map[quota.Key]int64{}, map[quota.Key][]Relayed{}
+	}
+	s.relayed[k] = append(s.relayed[k], lt.Answers...)
+	var r LearnedReservation
+	if s.said[k] && s.tat[k] > now-int64(time.Second) {
+		// A pace said to another process is in force: a turn at it.
+		s.mu.Unlock()
+		res, err := s.Reserve(ctx, k, adaptive.Pace{}, lt.MaxWait)
+		s.calls.Add(-1) // one call
+		r.Reservation = res
+		return r, err
+	}
+	if s.leader[k] == id || s.lease[k] < now {
+		s.leader[k] = id
+		s.hold[k] = 0
+		if lt.Hold > 0 {
+			s.hold[k] = now + int64(lt.Hold)
+		}
+		s.lease[k] = max(now+int64(memLease), now+4*int64(lt.Pace.Interval), s.hold[k])
+		r.Leader, r.Answers = true, s.relayed[k]
+		s.relayed[k] = nil
+	} else if h := s.hold[k]; h > now {
+		s.mu.Unlock()
+		r.Held, r.Wait, r.Peers = true, min(time.Duration(h-now), memPoll), s.peers
+		return r, nil
+	}
+	p := lt.Pace
+	if !r.Leader {
+		p = adaptive.Pace{}
+	} else if p.Interval == 0 {
+		r.NoPace, r.Peers, r.Learned = true, s.peers, s.learned[k] // a leader with no pace takes no turn
+		s.mu.Unlock()
+		return r, nil
+	}
+	s.mu.Unlock()
+	if r.Leader {
+		s.mu.Lock()
+		s.tat[k] = max(s.tat[k], lt.NotBefore.UnixNano())
+		s.mu.Unlock()
+	}
+	res, err := s.Reserve(ctx, k, p, lt.MaxWait)
+	if lt.Fresh {
+		s.mu.Lock()
+		res.Learned = s.learned[k]
+		s.mu.Unlock()
+	}
+	if !r.Leader {
+		s.followed.Add(1)
+		if res.NoPace {
+			s.followedFree.Add(1)
+		}
+	}
+	s.calls.Add(-1) // one call
+	r.Reservation = res
+	if p.Interval == 0 {
+		s.mu.Lock()
+		r.Learned = s.learned[k]
+		s.mu.Unlock()
+	}
+	return r, err
 }
 
 // storeEvents is a StoreObserver that counts what it is told.
@@ -285,41 +392,38 @@ func TestStoreDownFallsBack(t *testing.T) {
 	})
 }
 
-// TestStoreLeavesLearnedTenants: a tenant whose pace is learned from
-// throttles alone is not shared, and once it has learned anything calls
-// the store only to publish what it settled on; before, it asks the store
-// for a shared pace, and finds none.
-func TestStoreLeavesLearnedTenants(t *testing.T) {
+// TestStoreLearnedTenantLeads: a process alone on a tenant whose pace no
+// process is told leads it: one call to the store per request (a turn, or
+// none while its learner has no pace), and one per estimate it settles on.
+func TestStoreLearnedTenantLeads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(20), Faults: latency})
 		store := newMemStore(1)
-		ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
 		defer cancel()
-		trs, l, wg := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
-		time.Sleep(time.Second)
-		fresh, published := store.calls.Load(), store.publishes.Load()
+		trs, l, wg := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store.as(0)} })
 		wg.Wait()
+		sent := l.OK.Load() + l.Throttled.Load()
 		if l.OK.Load() == 0 || l.Throttled.Load() == 0 {
 			t.Fatalf("%d ok, %d throttled: the learner had nothing to learn from", l.OK.Load(), l.Throttled.Load())
 		}
-		if fresh == 0 || fresh > 40 {
-			t.Errorf("%d calls to the store in the first second, want those of slow start", fresh)
+		calls, pubs := store.calls.Load(), store.publishes.Load()
+		t.Logf("%d requests, %d calls to the store, %d of them publishes", sent, calls, pubs)
+		// A turn lost to a pause is taken again, and the workers' last
+		// ones are not sent: a few more calls than requests.
+		if calls-pubs < sent || calls-pubs > sent+sent/10+8 {
+			t.Errorf("%d calls to the store besides publishes for %d requests, want one each and a few", calls-pubs, sent)
 		}
-		pubs := store.publishes.Load() - published
-		if n := store.calls.Load() - fresh; n != pubs {
-			t.Errorf("%d calls to the store for a learned tenant, %d of them publishes; want publishes only", n, pubs)
+		if pubs < 1 || pubs > 5 {
+			t.Errorf("%d publishes in 12 s, want one per estimate settled on", pubs)
 		}
-		if pubs > 5 {
-			t.Errorf("%d publishes in 5 s, want one per estimate settled on", pubs)
+		k, lim := onlyTenant(t, trs[0])
+		sn := lim.Snapshot()
+		if e := store.learned[k]; e.Limit != sn.LearnedLimit || e.Window != sn.LearnedWindow {
+			t.Errorf("the store keeps %+v, the learner has %d per %v", e, sn.LearnedLimit, sn.LearnedWindow)
 		}
-		if k, lim := onlyTenant(t, trs[0]); pubs > 0 {
-			sn := lim.Snapshot()
-			if e := store.learned[k]; e.Limit != sn.LearnedLimit || e.Window != sn.LearnedWindow {
-				t.Errorf("the store keeps %+v, the learner has %d per %v", e, sn.LearnedLimit, sn.LearnedWindow)
-			}
-		}
-		if len(store.tat) != 0 {
-			t.Errorf("the store holds a pace for the tenant: %v", store.tat)
+		if store.leader[k] != 1 {
+			t.Errorf("the tenant's leader is %d, want the one process (1)", store.leader[k])
 		}
 	})
 }
@@ -402,10 +506,10 @@ func TestStoreJoinerTakesTheFleetsPace(t *testing.T) {
 		store := newMemStore(2)
 		ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 		defer cancel()
-		_, _, first := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store} })
+		_, _, first := fleet(ctx, t, cloud, 1, 8, func(int) Config { return Config{Store: store.as(0)} })
 		time.Sleep(3 * time.Second)
 		m := newMeter(cloud, "AK1")
-		joiner := newSpy(store)
+		joiner := newSpy(store.as(1))
 		_, l, second := fleet(ctx, t, cloud, 1, 16, func(int) Config { return Config{Store: joiner} })
 		time.Sleep(3*time.Second - time.Millisecond)
 		s := m.Since()
@@ -435,13 +539,13 @@ func TestStoreJoinerTakesTheFleetsPace(t *testing.T) {
 // spyStore is a Store that records the intervals of its first
 // reservations.
 type spyStore struct {
-	*memStore
+	*memView
 	mu    sync.Mutex
 	paces []time.Duration
 	turns atomic.Int64
 }
 
-func newSpy(s *memStore) *spyStore { return &spyStore{memStore: s} }
+func newSpy(s *memView) *spyStore { return &spyStore{memView: s} }
 
 func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error) {
 	s.mu.Lock()
@@ -450,7 +554,17 @@ func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 	}
 	s.mu.Unlock()
 	s.turns.Add(1)
-	return s.memStore.Reserve(ctx, k, p, maxWait)
+	return s.memView.Reserve(ctx, k, p, maxWait)
+}
+
+func (s *spyStore) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+	s.mu.Lock()
+	if len(s.paces) < 4 {
+		s.paces = append(s.paces, lt.Pace.Interval)
+	}
+	s.mu.Unlock()
+	s.turns.Add(1)
+	return s.memView.ReserveLearned(ctx, k, lt)
 }
 
 func (s *spyStore) firstPaces() []time.Duration {

@@ -76,6 +76,7 @@ type Transport struct {
 	observer Observer // nil: nothing observes
 	full     bool     // an Observer, breakers or a Store: RoundTrip takes fullRoundTrip
 	health   storeHealth
+	fleet    fleetTenants // the tenants the fleet learns (see reserveLearned)
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -213,7 +214,7 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, resultOf(err), err)
 	}
-	ticket, res, shared, err := t.admit(ctx, key, lim)
+	tn, err := t.admit(ctx, key, lim)
 	if err != nil {
 		ev.Wait = time.Since(start)
 		return t.refuse(req, ev, ResultRefused, err)
@@ -221,15 +222,20 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 	pass, err := allow(ctx, b)
 	ev.Wait = time.Since(start)
 	if err != nil {
-		ticket.Cancel()
-		if shared {
-			t.cancel(key, res)
+		tn.ticket.Cancel()
+		if tn.shared {
+			t.cancel(key, tn.res)
 		}
 		return t.refuse(req, ev, resultOf(err), err)
 	}
+	tn.sent = time.Now()
 	resp, err := t.send(req)
 	if err != nil {
-		ticket.Done(quota.Observation{At: time.Now(), Transient: true})
+		o := quota.Observation{At: time.Now(), Transient: true}
+		tn.ticket.Done(o)
+		if tn.follow {
+			t.relay(key, tn.sent, o)
+		}
 		pass.Done(breaker.JudgeError(req.Context(), err))
 		if t.observer != nil {
 			ev.Result, ev.Err = ResultFailed, err
@@ -239,14 +245,14 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 	}
 	if now := time.Now(); t.parser.Defers(resp) {
 		e := ev // a copy, so that only this path allocates it
-		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(e, o, lim, ticket, pass, shared) })
+		t.parser.ParseDeferred(resp, now, func(o quota.Observation) { t.answered(e, o, lim, tn, pass) })
 	} else {
 		o := t.parser.Parse(resp, now)
 		told := pass
 		if b != nil && breaker.Judge(o) == breaker.Success && judgeBody(resp, ctx, pass) {
 			told = breaker.Pass{} // the body tells the breaker
 		}
-		t.answered(ev, o, lim, ticket, told, shared)
+		t.answered(ev, o, lim, tn, told)
 	}
 	return resp, nil
 }
@@ -285,15 +291,19 @@ func (t *Transport) refuse(req *http.Request, ev RequestEvent, r Result, err err
 }
 
 // answered tells the limiter, the breaker and the Observer what the answer
-// to ticket's request said, and the Store of a pause it began if the
-// request was shared, or else of a new estimate the tenant's learner
-// settled on.
-func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive.Limiter, ticket adaptive.Ticket, pass breaker.Pass, shared bool) {
+// to turn tn's request said; and the Store of a pause it began if the
+// request was shared, of a new estimate the tenant's learner settled on,
+// and, for a follower's request, the answer itself, for the leader.
+func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive.Limiter, tn turn, pass breaker.Pass) {
+	ticket := tn.ticket
 	var paused time.Time
 	var was adaptive.Estimate
 	switch {
-	case shared:
+	case tn.follow:
+		t.relay(ev.Key, tn.sent, o)
+	case tn.shared:
 		paused = lim.Paused()
+		fallthrough
 	case t.cfg.Store != nil:
 		was, _ = lim.Learned()
 	}
@@ -306,10 +316,10 @@ func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive
 			t.observer.Limits(LimitsEvent{Key: ev.Key, Before: before, After: after, Answer: o})
 		}
 	}
-	switch {
-	case shared:
+	if tn.shared && !tn.follow {
 		t.sharePause(ev.Key, lim, paused)
-	case t.cfg.Store != nil:
+	}
+	if t.cfg.Store != nil && !tn.follow {
 		t.publish(ev.Key, lim, was)
 	}
 	pass.Done(breaker.Judge(o))

@@ -1,0 +1,250 @@
+package transport
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/quota"
+)
+
+// A tenant whose pace no process is told (no rule, no limit in the
+// server's headers) is learned by the processes as one: one of them, the
+// tenant's leader, learns for all, and the others follow it.
+//
+//   - The leader is the process that reserved the tenant's turns lately
+//     first (a lease each of its calls renews). Its Limiter paces its own
+//     requests, and, once its learner has settled, the pace it learned is
+//     the fleet's: every process takes its turns at it in the shared
+//     pacer (LearnedTurn.Pace).
+//   - While the leader's learner learns alone (slow start, measuring a
+//     window, testing a throttle, a pause and its probe:
+//     adaptive.Limiter.Holding), the followers hold their requests, so
+//     that the server counts the leader's alone, and one probe goes for
+//     all.
+//   - A follower sends at its turn and nothing else: its own Limiter is
+//     not asked. Its answers go to the leader in its next call
+//     (LearnedTurn.Answers), and the leader's learner counts them as its
+//     own (adaptive.Limiter.ObserveRelayed).
+//
+// So the fleet learns a quota as one client would, from every answer the
+// server gives it, at one call to the store per request.
+
+// Relayed is a follower's answer, carried to the tenant's leader.
+type Relayed struct {
+	Sent, Answered       time.Time // on the clock of the process that holds it
+	Throttled, Transient bool
+}
+
+// LearnedTurn is what a process asks of a Store for a turn on a tenant
+// the processes learn as one (Store.ReserveLearned).
+type LearnedTurn struct {
+	// Pace is the caller's learned pace (adaptive.Limiter.LearnedPace):
+	// if the caller leads the tenant, the fleet's from now on. Zero if
+	// its learner has not settled; a leader with none takes no turn.
+	Pace adaptive.Pace
+	// Hold, if positive, asks the followers to hold their requests for
+	// that long, if the caller leads: its learner learns alone. Zero
+	// lets them go.
+	Hold time.Duration
+	// MaxWait is how long the caller may wait for its turn.
+	MaxWait time.Duration
+	// Answers are the caller's answers to requests it sent as a
+	// follower, since its last call.
+	Answers []Relayed
+	// NotBefore, if the caller leads, is when its own limiter's turns
+	// end (adaptive.Limiter.Booked): its turns in the shared pacer begin
+	// no earlier.
+	NotBefore time.Time
+	// Fresh says the caller knows nothing of the tenant yet
+	// (adaptive.Limiter.Fresh): the estimate kept comes back with the
+	// answer (Reservation.Learned).
+	Fresh bool
+}
+
+// LearnedReservation is a Store's answer to a LearnedTurn.
+type LearnedReservation struct {
+	Reservation // the turn taken, at the leader's pace; or NoPace; with the estimate kept (Learned) for a Fresh caller or NoPace
+	// Leader says the caller leads the tenant: its Limiter learns for
+	// all, and Answers are the followers' answers since its last call.
+	Leader  bool
+	Answers []Relayed
+	// Held says the caller follows, and the leader holds the followers:
+	// nothing is taken; ask again after Wait.
+	Held bool
+}
+
+// holdFor is how long, at least, a leader whose learner learns alone
+// holds the followers: until its next call renews the hold, or a pause of
+// its gate ends, and a while after it for the probe's answer.
+const holdFor = 2 * time.Second
+
+// maxRelayed bounds the answers a process keeps for one tenant's leader
+// between two calls; older ones are dropped.
+const maxRelayed = 256
+
+// fleetTenants is what a process keeps of the tenants the fleet learns:
+// per tenant, the answers it got as a follower until its next call to the
+// Store carries them to the leader, how far ahead the shared pacer hands
+// out its turns (the wait of its latest one), and until when the leader
+// holds the followers, as its latest call heard.
+type fleetTenants struct {
+	mu sync.Mutex
+	m  map[quota.Key]*fleetTenant
+}
+
+type fleetTenant struct {
+	answers []Relayed
+	ahead   time.Duration
+	held    time.Time
+}
+
+// maxFleetTenants bounds the tenants a process keeps: past it, what it
+// kept is dropped (answers not yet relayed are lost, which the leader's
+// learner bears as it bears any answer it does not see).
+const maxFleetTenants = 10000
+
+// get returns tenant k's entry; f.mu is held.
+func (f *fleetTenants) get(k quota.Key) *fleetTenant {
+	if f.m == nil || len(f.m) >= maxFleetTenants {
+		f.m = map[quota.Key]*fleetTenant{}
+	}
+	ft := f.m[k]
+	if ft == nil {
+		ft = &fleetTenant{}
+		f.m[k] = ft
+	}
+	return ft
+}
+
+// relay keeps a follower's answer o to a request sent at sent, for the
+// leader of tenant k.
+func (t *Transport) relay(k quota.Key, sent time.Time, o quota.Observation) {
+	at := o.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	f := &t.fleet
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ft := f.get(k)
+	if len(ft.answers) >= maxRelayed {
+		ft.answers = ft.answers[1:]
+	}
+	ft.answers = append(ft.answers, Relayed{Sent: sent, Answered: at, Throttled: o.Throttled, Transient: o.Transient})
+}
+
+// turnArgs takes what tenant k's next call to the Store carries: the
+// answers to relay, and how far ahead its turns are handed out.
+func (f *fleetTenants) turnArgs(k quota.Key) (answers []Relayed, ahead time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ft := f.get(k)
+	answers, ft.answers = ft.answers, nil
+	return answers, ft.ahead
+}
+
+// heard records what a call to the Store said of tenant k: the wait of a
+// turn taken, or a hold of the followers until held.
+func (f *fleetTenants) heard(k quota.Key, r LearnedReservation, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ft := f.get(k)
+	switch {
+	case r.Held:
+		ft.held = now.Add(r.Wait)
+	case r.OK:
+		ft.ahead = max(r.Wait, 0)
+	}
+}
+
+// holding reports whether the leader of tenant k holds the followers, as
+// the process's latest call heard.
+func (f *fleetTenants) holding(k quota.Key, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ft := f.m[k]
+	return ft != nil && now.Before(ft.held)
+}
+
+// reserveLearned reserves a turn on a tenant whose pace no process is
+// told, which the processes learn as one (see above), and sleeps until it
+// is due. The leader's Limiter takes the followers' answers; a Limiter
+// that knows nothing yet starts from the estimate the store keeps.
+func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
+	for {
+		now := time.Now()
+		maxWait := maxWaitOf(ctx, now)
+		answers, ahead := t.fleet.turnArgs(k)
+		lt := LearnedTurn{Pace: lim.LearnedPace(ahead), MaxWait: maxWait, Answers: answers, Fresh: lim.Fresh(), NotBefore: lim.Booked()}
+		if lim.Holding() {
+			lt.Hold = max(holdFor, time.Until(lim.Paused())+holdFor/2)
+		}
+		r, err := t.cfg.Store.ReserveLearned(ctx, k, lt)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Reservation{}, turnLocal, ctx.Err()
+			}
+			t.storeFailed(err)
+			return Reservation{}, turnLocal, nil
+		}
+		t.storeAnswered(r.Peers)
+		t.fleet.heard(k, r, now)
+		if r.Learned.Valid() && lim.Fresh() {
+			lim.Seed(r.Learned)
+		}
+		if r.Leader {
+			for _, a := range r.Answers {
+				lim.ObserveRelayed(quota.Observation{At: a.Answered, Throttled: a.Throttled, Transient: a.Transient}, a.Sent)
+			}
+			if r.NoPace {
+				return Reservation{}, turnLocal, nil
+			}
+			if r.Wait > 0 {
+				lim.MarkDemand(now)
+			}
+			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
+				return Reservation{}, turnLocal, err
+			}
+			return r.Reservation, turnShared, nil
+		}
+		if r.Held {
+			if r.Wait >= maxWait {
+				return Reservation{}, turnLocal, &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
+			}
+			if err := sleepCtx(ctx, max(r.Wait, time.Millisecond)); err != nil {
+				return Reservation{}, turnLocal, err
+			}
+			continue
+		}
+		if r.NoPace {
+			// The leader has no pace and holds no one (it cannot spend
+			// the quota alone, or it went away): this process goes on
+			// by its own limiter, started from the estimate kept.
+			return Reservation{}, turnLocal, nil
+		}
+		if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
+			return Reservation{}, turnLocal, err
+		}
+		if t.fleet.holding(k, time.Now()) {
+			// The leader began to hold the followers since this turn
+			// was handed out: it is not used, and not given back
+			// either (a later one was taken).
+			continue
+		}
+		return r.Reservation, turnFollow, nil
+	}
+}
+
+// sleepCtx sleeps for d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
