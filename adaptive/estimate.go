@@ -144,9 +144,10 @@ const settleSpan = 1.015
 const maxMeasured = 6
 
 // success takes a success that arrived at a (admission number seq); grow
-// says slow start's cap on requests in flight was binding. It reports
-// whether the success was a refill.
-func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refilled bool) {
+// says slow start's cap on requests in flight was binding, relayed that
+// the answer came from another process, late. It reports whether the
+// success was a refill.
+func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relayed bool) (refilled bool) {
 	e.answered(false)
 	switch {
 	case e.phase == PhaseCold && !e.seeking:
@@ -165,7 +166,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 		return false
 	case !e.seeking && e.phase == PhaseSettled:
-		e.countSettled(a)
+		e.countSettled(a, relayed)
 		return false
 	case !e.seeking:
 		if e.start != 0 && (a <= e.start || e.whi > 0 && a > e.start+e.whi) {
@@ -237,7 +238,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		e.limit = min(e.limit, e.spent)
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
-		e.countSettled(a)
+		e.countSettled(a, false)
 		return true
 	}
 	confirmed := e.spent > 0 && (e.start != 0 || e.cold)
@@ -291,9 +292,15 @@ func (e *estimator) forget() {
 }
 
 // countSettled counts a success that arrived at a in the server window it
-// arrived in, as windowOf places it, while settled.
-func (e *estimator) countSettled(a int64) {
-	if from, _, _ := e.windowOf(a); from != e.curFrom {
+// arrived in, as windowOf places it, while settled. A relayed one (another
+// process's answer, late) from a window before the one counted counted
+// there, and is not counted again.
+func (e *estimator) countSettled(a int64, relayed bool) {
+	from, _, ok := e.windowOf(a)
+	if relayed && ok && from < e.curFrom-e.win/2 {
+		return
+	}
+	if from != e.curFrom {
 		e.curFrom, e.count = from, 0
 	}
 	e.count++

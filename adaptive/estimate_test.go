@@ -91,7 +91,7 @@ func TestStrayRunForgotten(t *testing.T) {
 			e := &estimator{phase: PhaseMeasuring, limit: 100, budget: 101, start: 1, nref: 1,
 				strays: tt.strays, answers: 1000, thrAnswers: 250, cwnd: 8}
 			for i := range 101 {
-				e.success(int64(i+2)*int64(time.Millisecond), uint64(i+1), false, 0)
+				e.success(int64(i+2)*int64(time.Millisecond), uint64(i+1), false, 0, false)
 			}
 			switch {
 			case tt.forget && (e.phase != PhaseCold || e.limit != 0 || e.cwnd != 8 || e.strays != tt.strays):

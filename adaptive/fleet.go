@@ -56,7 +56,8 @@ func (l *Limiter) relayedSeq(t *Ticket) uint64 {
 // in slow start while its callers wait on its cap (without them, the
 // others go on), in slow start again after a probe above L̂ went through,
 // while a window is measured, while a throttle is tested and its refill
-// sought, and while its gate is closed or its probe out.
+// sought, while its gate is closed or its probe out, and once settled
+// until the requests its own bucket paced meanwhile have gone.
 func (l *Limiter) Holding() bool {
 	now := time.Now().UnixNano()
 	if u := l.g.until.Load(); now < u || l.g.probe.Load() != 0 {
@@ -78,7 +79,10 @@ func (l *Limiter) Holding() bool {
 		}
 		return now-l.s.coldAt < int64(coldHold) || now-l.blocked.Load() < max(4*l.s.rtt, int64(100*time.Millisecond))
 	}
-	return e.phase != PhaseSettled || e.seeking
+	// Settled, the followers go once this Limiter's own queue, paced by
+	// its bucket before the shared pacer took over, has drained: until
+	// then its bucket and the shared pacer would pace at once.
+	return e.phase != PhaseSettled || e.seeking || now < l.b.tat.Load()-l.b.tau.Load()
 }
 
 // coldHold is how long, at least, the followers of a leader in its first

@@ -18,9 +18,11 @@ import "github.com/redis/go-redis/v9"
 // ReserveLearned also 1, the hold asked for and the lease, both in
 // microseconds, the poll of a held follower (µs), the caller's relayed
 // answers ("sent age,answer age,flag;" each, ages in µs, flag 0 success,
-// 1 throttled, 2 transient), 1 if the caller knows nothing yet (the
+// 1 throttled, 2 transient; a throttle holds the followers for four polls,
+// or until the leader's first call after it has heard it), 1 if the caller knows nothing yet (the
 // estimate kept comes with every answer), and how long from now a
-// leader's turn may not be due (µs; its own limiter's turns). An interval of 0 asks for the
+// leader's turn may not be due (µs; its own limiter's turns), and how far
+// ahead a turn at a learned pace may be taken (µs; 0 for any). An interval of 0 asks for the
 // pace of the latest admission taken (kept with tat). A leader's lease
 // lasts its lease, four intervals of its pace, or its hold, whichever is
 // longest.
@@ -29,9 +31,11 @@ import "github.com/redis/go-redis/v9"
 // for a follower held), wait, peers, token, interval}; with 2 the estimate
 // kept, {limit, window, low, high} (zeros for none), whose key's TTL it
 // renews; for ReserveLearned always those four (zeros unless the caller
-// knows nothing yet or no pace is in force), then leader (0 or 1), and
-// for a leader the followers' answers relayed since its last call, as
-// "sent age,answer age,flag" strings.
+// knows nothing yet or no pace is in force), then leader (0 or 1), the
+// hold's epoch (one more each time a hold begins), 1 if the turn is at a
+// pace said to another process, and for a leader the
+// followers' answers relayed since its last call, as "sent age,answer
+// age,flag" strings.
 var reserveScript = redis.NewScript(`
 local margin = 1000
 local function int(x) return string.format('%d', x) end
@@ -54,55 +58,71 @@ local function estimate()
   return tonumber(e[1]) or 0, tonumber(e[2]) or 0, tonumber(e[3]) or 0, tonumber(e[4]) or 0
 end
 
-local leader, relayed = 0, {}
+local leader, relayed, epoch, said = 0, {}, 0, 0
 if learn then
   -- The tenant's pace is learned by one process, its leader, for all.
   local lease, poll = tonumber(ARGV[11]), tonumber(ARGV[12])
+  -- A throttle holds the followers until the leader has heard it.
+  local thr = false
   if ARGV[13] ~= '' then
     for sa, aa, f in string.gmatch(ARGV[13], '(%d+),(%d+),(%d);') do
       redis.call('RPUSH', KEYS[7], int(now - tonumber(sa)) .. ',' .. int(now - tonumber(aa)) .. ',' .. f)
+      thr = thr or f == '1'
     end
     redis.call('LTRIM', KEYS[7], -1024, -1)
     redis.call('PEXPIRE', KEYS[7], ms(lease))
   end
   if h[6] == '1' and h[2] then
-    iv = 0 -- a pace said to another process is in force: a turn at it
+    iv, said = 0, 1 -- a pace said to another process is in force: a turn at it
   else
-    local ld = redis.call('HMGET', KEYS[6], 'id', 'le', 'hd')
+    -- Turns at a learned pace go at most bookAhead ahead.
+    if tonumber(ARGV[16]) > 0 and maxwait >= 0 then maxwait = math.min(maxwait, tonumber(ARGV[16])) end
+    local ld = redis.call('HMGET', KEYS[6], 'id', 'le', 'hd', 'ep')
+    epoch = tonumber(ld[4] or 0) or 0
+    local was = tonumber(ld[3] or 0) or 0
     if ld[1] == ARGV[6] or not ld[2] or tonumber(ld[2]) < now then
       leader = 1
       local hd = 0
       if tonumber(ARGV[10]) > 0 then hd = now + tonumber(ARGV[10]) end
-      local le = math.max(now + lease, now + 4 * iv, hd)
-      redis.call('HSET', KEYS[6], 'id', ARGV[6], 'le', int(le), 'hd', int(hd))
-      redis.call('PEXPIRE', KEYS[6], ms(le - now))
       for _, v in ipairs(redis.call('LRANGE', KEYS[7], 0, -1)) do
         local s, a, f = string.match(v, '(%d+),(%d+),(%d)')
         if s then relayed[#relayed + 1] = int(now - tonumber(s)) .. ',' .. int(now - tonumber(a)) .. ',' .. f end
+        thr = thr or f == '1'
       end
       redis.call('DEL', KEYS[7])
+      -- A throttle the leader has yet to hear keeps the followers held.
+      if thr then hd = math.max(hd, now + 4 * poll) end
+      if hd > now and was <= now then epoch = epoch + 1 end -- a hold begins: the turns handed out are void
+      local le = math.max(now + lease, now + 4 * iv, hd)
+      redis.call('HSET', KEYS[6], 'id', ARGV[6], 'le', int(le), 'hd', int(hd), 'ep', int(epoch))
+      redis.call('PEXPIRE', KEYS[6], ms(le - now))
       if iv == 0 then
         -- A leader that has no pace yet takes no turn.
         local l, w, lo, hi = estimate()
-        local r = {2, 0, peers, 0, 0, l, w, lo, hi, 1}
+        local r = {2, 0, peers, 0, 0, l, w, lo, hi, 1, epoch, 0}
         for _, v in ipairs(relayed) do r[#r + 1] = v end
         return r
       end
     else
-      local hd = tonumber(ld[3] or 0) or 0
-      if hd > now then return {3, math.min(hd - now, poll), peers, 0, 0, 0, 0, 0, 0, 0} end
+      local hd = was
+      if thr and hd < now + 4 * poll then
+        if hd <= now then epoch = epoch + 1 end
+        hd = now + 4 * poll
+        redis.call('HSET', KEYS[6], 'hd', int(hd), 'ep', int(epoch))
+      end
+      if hd > now then return {3, math.min(hd - now, poll), peers, 0, 0, 0, 0, 0, 0, 0, epoch, 0} end
       iv = 0 -- a follower: a turn at the leader's pace
     end
   end
 end
 local fresh = learn and ARGV[14] == '1'
 
-local said = iv ~= 0
+local own = iv ~= 0
 if iv == 0 then
   -- A process that knows no pace yet takes a turn at the one in force.
   if not h[2] then
     local l, w, lo, hi = estimate()
-    if learn then return {2, 0, peers, 0, 0, l, w, lo, hi, leader} end
+    if learn then return {2, 0, peers, 0, 0, l, w, lo, hi, leader, epoch, said} end
     return {2, 0, peers, 0, 0, l, w, lo, hi}
   end
   iv, tau = tonumber(h[2]), tonumber(h[3] or 0)
@@ -126,7 +146,7 @@ local function reply(r)
   if not learn then return r end
   local l, w, lo, hi = 0, 0, 0, 0
   if fresh then l, w, lo, hi = estimate() end
-  for _, x in ipairs({l, w, lo, hi, leader}) do r[#r + 1] = x end
+  for _, x in ipairs({l, w, lo, hi, leader, epoch, said}) do r[#r + 1] = x end
   for _, x in ipairs(relayed) do r[#r + 1] = x end
   return r
 end
@@ -134,7 +154,7 @@ local wait = due - now
 if wait > maxwait then return reply({0, wait, peers, 0, iv}) end
 local ntat = math.max(tat, due) + iv
 local src = h[6] or '1'
-if said then src = learn and '0' or '1' end
+if own then src = learn and '0' or '1' end
 redis.call('HSET', KEYS[1], 't', int(ntat), 'i', int(iv), 'u', int(tau), 'l', int(lim), 'w', int(win), 'd', logged and int(due) or '', 's', src)
 redis.call('PEXPIRE', KEYS[1], ms(ntat - now))
 if logged then

@@ -140,12 +140,12 @@ func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.Le
 	cmd := s.run(ctx, reserveScript, ks.all(),
 		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL, s.estTTL, 1,
 		micros(min(lt.Hold, maxPause)), micros(leaderLease), micros(heldPoll), encodeRelayed(lt.Answers, now), fresh,
-		micros(min(lt.NotBefore.Sub(now), maxPause)))
+		micros(min(lt.NotBefore.Sub(now), maxPause)), micros(min(lt.BookAhead, maxPause)))
 	v, err := cmd.Slice()
-	if err == nil && len(v) < 10 {
-		err = fmt.Errorf("script returned %d values, want 10 or more", len(v))
+	if err == nil && len(v) < 12 {
+		err = fmt.Errorf("script returned %d values, want 12 or more", len(v))
 	}
-	var n [10]int64
+	var n [12]int64
 	for i := 0; err == nil && i < len(n); i++ {
 		var ok bool
 		if n[i], ok = v[i].(int64); !ok {
@@ -168,8 +168,10 @@ func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.Le
 		},
 		Leader: n[9] == 1,
 		Held:   n[0] == 3,
+		Epoch:  n[10],
+		Said:   n[11] == 1,
 	}
-	for _, x := range v[10:] {
+	for _, x := range v[12:] {
 		if str, ok := x.(string); ok {
 			if a, ok := decodeRelayed(str, back); ok {
 				r.Answers = append(r.Answers, a)

@@ -48,8 +48,13 @@ type LearnedTurn struct {
 	// that long, if the caller leads: its learner learns alone. Zero
 	// lets them go.
 	Hold time.Duration
-	// MaxWait is how long the caller may wait for its turn.
+	// MaxWait is how long the caller may wait for its turn; a negative
+	// one takes none (a call that only relays Answers).
 	MaxWait time.Duration
+	// BookAhead, if positive, is how far ahead a turn at a learned pace
+	// may be taken (see bookAhead): one due later is not taken, and the
+	// answer says when it would be.
+	BookAhead time.Duration
 	// Answers are the caller's answers to requests it sent as a
 	// follower, since its last call.
 	Answers []Relayed
@@ -73,12 +78,28 @@ type LearnedReservation struct {
 	// Held says the caller follows, and the leader holds the followers:
 	// nothing is taken; ask again after Wait.
 	Held bool
+	// Epoch counts the holds the leader began: a turn handed out before
+	// the latest is void, whatever its due time (the leader learned
+	// something since that it had not paced it by).
+	Epoch int64
+	// Said says the turn was taken at a pace said to another process
+	// (Reserve), not learned: no process leads the tenant, and the
+	// caller's own limiter learns the pace from its answers.
+	Said bool
 }
 
 // holdFor is how long, at least, a leader whose learner learns alone
 // holds the followers: until its next call renews the hold, or a pause of
 // its gate ends, and a while after it for the probe's answer.
 const holdFor = 2 * time.Second
+
+// bookAhead is how far ahead, at most, a tenant the fleet learns hands
+// out its turns: a turn further ahead is not taken, and its caller asks
+// again nearer the time. A turn taken is paced by what the leader knew
+// when it was taken, so the further ahead turns go, the later the fleet
+// heeds a change of pace or a hold (a turn taken before a hold began is
+// void, and lost); the nearer, the more calls to the store.
+const bookAhead = 100 * time.Millisecond
 
 // maxRelayed bounds the answers a process keeps for one tenant's leader
 // between two calls; older ones are dropped.
@@ -98,6 +119,7 @@ type fleetTenant struct {
 	answers []Relayed
 	ahead   time.Duration
 	held    time.Time
+	epoch   int64 // the latest hold's epoch heard
 }
 
 // maxFleetTenants bounds the tenants a process keeps: past it, what it
@@ -119,11 +141,18 @@ func (f *fleetTenants) get(k quota.Key) *fleetTenant {
 }
 
 // relay keeps a follower's answer o to a request sent at sent, for the
-// leader of tenant k.
-func (t *Transport) relay(k quota.Key, sent time.Time, o quota.Observation) {
+// leader of tenant k. A throttle goes at once, in a call that takes no
+// turn: the store holds the followers until the leader has heard it, so
+// that they do not spend a window it may have found spent.
+func (t *Transport) relay(k quota.Key, lim *adaptive.Limiter, sent time.Time, o quota.Observation) {
 	at := o.At
 	if at.IsZero() {
 		at = time.Now()
+	}
+	a := Relayed{Sent: sent, Answered: at, Throttled: o.Throttled, Transient: o.Transient}
+	if o.Throttled {
+		_, _ = t.callLearned(context.Background(), k, lim, -1, []Relayed{a})
+		return
 	}
 	f := &t.fleet
 	f.mu.Lock()
@@ -132,7 +161,7 @@ func (t *Transport) relay(k quota.Key, sent time.Time, o quota.Observation) {
 	if len(ft.answers) >= maxRelayed {
 		ft.answers = ft.answers[1:]
 	}
-	ft.answers = append(ft.answers, Relayed{Sent: sent, Answered: at, Throttled: o.Throttled, Transient: o.Transient})
+	ft.answers = append(ft.answers, a)
 }
 
 // turnArgs takes what tenant k's next call to the Store carries: the
@@ -151,6 +180,7 @@ func (f *fleetTenants) heard(k quota.Key, r LearnedReservation, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.get(k)
+	ft.epoch = max(ft.epoch, r.Epoch)
 	switch {
 	case r.Held:
 		ft.held = now.Add(r.Wait)
@@ -159,45 +189,37 @@ func (f *fleetTenants) heard(k quota.Key, r LearnedReservation, now time.Time) {
 	}
 }
 
-// holding reports whether the leader of tenant k holds the followers, as
-// the process's latest call heard.
-func (f *fleetTenants) holding(k quota.Key, now time.Time) bool {
+// void reports whether a follower's turn r on tenant k may not be used:
+// the leader holds the followers, or began to hold them since r was
+// handed out, as this process's calls heard.
+func (f *fleetTenants) void(k quota.Key, r LearnedReservation, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.m[k]
-	return ft != nil && now.Before(ft.held)
+	return ft != nil && (now.Before(ft.held) || ft.epoch > r.Epoch)
 }
 
 // reserveLearned reserves a turn on a tenant whose pace no process is
 // told, which the processes learn as one (see above), and sleeps until it
-// is due. The leader's Limiter takes the followers' answers; a Limiter
-// that knows nothing yet starts from the estimate the store keeps.
+// is due.
 func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
 	for {
 		now := time.Now()
 		maxWait := maxWaitOf(ctx, now)
-		answers, ahead := t.fleet.turnArgs(k)
-		lt := LearnedTurn{Pace: lim.LearnedPace(ahead), MaxWait: maxWait, Answers: answers, Fresh: lim.Fresh(), NotBefore: lim.Booked()}
-		if lim.Holding() {
-			lt.Hold = max(holdFor, time.Until(lim.Paused())+holdFor/2)
-		}
-		r, err := t.cfg.Store.ReserveLearned(ctx, k, lt)
+		r, err := t.callLearned(ctx, k, lim, maxWait, nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return Reservation{}, turnLocal, ctx.Err()
 			}
-			t.storeFailed(err)
 			return Reservation{}, turnLocal, nil
 		}
-		t.storeAnswered(r.Peers)
-		t.fleet.heard(k, r, now)
-		if r.Learned.Valid() && lim.Fresh() {
-			lim.Seed(r.Learned)
+		if r.Said {
+			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
+				return Reservation{}, turnLocal, err
+			}
+			return r.Reservation, turnShared, nil
 		}
 		if r.Leader {
-			for _, a := range r.Answers {
-				lim.ObserveRelayed(quota.Observation{At: a.Answered, Throttled: a.Throttled, Transient: a.Transient}, a.Sent)
-			}
 			if r.NoPace {
 				return Reservation{}, turnLocal, nil
 			}
@@ -208,6 +230,13 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 				return Reservation{}, turnLocal, err
 			}
 			return r.Reservation, turnShared, nil
+		}
+		if !r.OK && !r.NoPace && !r.Held && r.Wait < maxWait && maxWait > 0 {
+			// Due beyond bookAhead: ask again nearer the time.
+			if err := sleepCtx(ctx, r.Wait-bookAhead/2); err != nil {
+				return Reservation{}, turnLocal, err
+			}
+			continue
 		}
 		if r.Held {
 			if r.Wait >= maxWait {
@@ -227,14 +256,55 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 		if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
 			return Reservation{}, turnLocal, err
 		}
-		if t.fleet.holding(k, time.Now()) {
+		if t.fleet.void(k, r, time.Now()) {
 			// The leader began to hold the followers since this turn
-			// was handed out: it is not used, and not given back
-			// either (a later one was taken).
+			// was handed out, and paced it by what it knew then: it is
+			// not used, and not given back either (a later one was
+			// taken).
 			continue
 		}
 		return r.Reservation, turnFollow, nil
 	}
+}
+
+// callLearned makes one call to the Store for tenant k (see
+// Store.ReserveLearned), carrying the answers this process relays, more if
+// any; a negative maxWait takes no turn. The leader's Limiter takes the
+// followers' answers; a Limiter that knows nothing yet starts from the
+// estimate the store keeps. A failed call is the Store's (the Observer
+// hears of it), and leaves the tenant to the limiter alone.
+func (t *Transport) callLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter, maxWait time.Duration, more []Relayed) (LearnedReservation, error) {
+	now := time.Now()
+	answers, ahead := t.fleet.turnArgs(k)
+	lt := LearnedTurn{
+		Pace:      lim.LearnedPace(ahead),
+		MaxWait:   maxWait,
+		BookAhead: bookAhead,
+		Answers:   append(answers, more...),
+		Fresh:     lim.Fresh(),
+		NotBefore: lim.Booked(),
+	}
+	if lim.Holding() {
+		lt.Hold = max(holdFor, time.Until(lim.Paused())+holdFor/2)
+	}
+	r, err := t.cfg.Store.ReserveLearned(ctx, k, lt)
+	if err != nil {
+		if ctx.Err() == nil {
+			t.storeFailed(err)
+		}
+		return r, err
+	}
+	t.storeAnswered(r.Peers)
+	t.fleet.heard(k, r, now)
+	if r.Learned.Valid() && lim.Fresh() {
+		lim.Seed(r.Learned)
+	}
+	if r.Leader {
+		for _, a := range r.Answers {
+			lim.ObserveRelayed(quota.Observation{At: a.Answered, Throttled: a.Throttled, Transient: a.Transient}, a.Sent)
+		}
+	}
+	return r, nil
 }
 
 // sleepCtx sleeps for d, or until ctx ends (its error).

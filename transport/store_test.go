@@ -33,6 +33,7 @@ type memStore struct {
 	said        map[quota.Key]bool // the pace in force is said (Reserve), not learned
 	leader      map[quota.Key]int
 	lease, hold map[quota.Key]int64
+	epoch       map[quota.Key]int64
 	relayed     map[quota.Key][]Relayed
 
 	calls, cancels, pauses, publishes atomic.Int64
@@ -152,27 +153,46 @@ func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt L
 	now := time.Now().UnixNano()
 	if s.leader == nil {
 		s.leader, s.lease, s.hold, s.relayed = map[quota.Key]int{}, map[quota.Key]int64{}, map[quota.Key]int64{}, map[quota.Key][]Relayed{}
+		s.epoch = map[quota.Key]int64{}
 	}
 	s.relayed[k] = append(s.relayed[k], lt.Answers...)
+	thr := false
+	for _, a := range lt.Answers {
+		thr = thr || a.Throttled
+	}
 	var r LearnedReservation
 	if s.said[k] && s.tat[k] > now-int64(time.Second) {
 		// A pace said to another process is in force: a turn at it.
 		s.mu.Unlock()
 		res, err := s.Reserve(ctx, k, adaptive.Pace{}, lt.MaxWait)
 		s.calls.Add(-1) // one call
-		r.Reservation = res
+		r.Reservation, r.Said = res, true
 		return r, err
 	}
+	was := s.hold[k]
 	if s.leader[k] == id || s.lease[k] < now {
 		s.leader[k] = id
 		s.hold[k] = 0
 		if lt.Hold > 0 {
 			s.hold[k] = now + int64(lt.Hold)
 		}
+		for _, a := range s.relayed[k] {
+			thr = thr || a.Throttled
+		}
+		if thr { // a throttle the leader has yet to hear keeps the followers held
+			s.hold[k] = max(s.hold[k], now+4*int64(memPoll))
+		}
 		s.lease[k] = max(now+int64(memLease), now+4*int64(lt.Pace.Interval), s.hold[k])
 		r.Leader, r.Answers = true, s.relayed[k]
 		s.relayed[k] = nil
-	} else if h := s.hold[k]; h > now {
+	} else if thr && s.hold[k] < now+4*int64(memPoll) {
+		s.hold[k] = now + 4*int64(memPoll)
+	}
+	if s.hold[k] > now && was <= now {
+		s.epoch[k]++ // a hold begins: the turns handed out are void
+	}
+	r.Epoch = s.epoch[k]
+	if h := s.hold[k]; !r.Leader && h > now {
 		s.mu.Unlock()
 		r.Held, r.Wait, r.Peers = true, min(time.Duration(h-now), memPoll), s.peers
 		return r, nil
@@ -191,7 +211,11 @@ func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt L
 		s.tat[k] = max(s.tat[k], lt.NotBefore.UnixNano())
 		s.mu.Unlock()
 	}
-	res, err := s.Reserve(ctx, k, p, lt.MaxWait)
+	maxWait := lt.MaxWait
+	if lt.BookAhead > 0 && maxWait >= 0 {
+		maxWait = min(maxWait, lt.BookAhead)
+	}
+	res, err := s.Reserve(ctx, k, p, maxWait)
 	if lt.Fresh {
 		s.mu.Lock()
 		res.Learned = s.learned[k]

@@ -234,7 +234,7 @@ func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptiv
 		o := quota.Observation{At: time.Now(), Transient: true}
 		tn.ticket.Done(o)
 		if tn.follow {
-			t.relay(key, tn.sent, o)
+			t.relay(key, lim, tn.sent, o)
 		}
 		pass.Done(breaker.JudgeError(req.Context(), err))
 		if t.observer != nil {
@@ -300,7 +300,7 @@ func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive
 	var was adaptive.Estimate
 	switch {
 	case tn.follow:
-		t.relay(ev.Key, tn.sent, o)
+		t.relay(ev.Key, lim, tn.sent, o)
 	case tn.shared:
 		paused = lim.Paused()
 		fallthrough
