@@ -99,7 +99,11 @@ const holdFor = 2 * time.Second
 // when it was taken, so the further ahead turns go, the later the fleet
 // heeds a change of pace or a hold (a turn taken before a hold began is
 // void, and lost); the nearer, the more calls to the store.
-const bookAhead = 100 * time.Millisecond
+const bookAhead = 250 * time.Millisecond
+
+// heldAsk is how long the callers of a process held by the leader wait
+// for the one of them that asks whether the hold goes on, at most.
+const heldAsk = 25 * time.Millisecond
 
 // maxRelayed bounds the answers a process keeps for one tenant's leader
 // between two calls; older ones are dropped.
@@ -118,8 +122,9 @@ type fleetTenants struct {
 type fleetTenant struct {
 	answers []Relayed
 	ahead   time.Duration
-	held    time.Time
-	epoch   int64 // the latest hold's epoch heard
+	held    time.Time // the leader holds the followers until then, as heard; zero if not
+	asking  time.Time // a caller asks the store whether the hold goes on, until then at most
+	epoch   int64     // the latest hold's epoch heard
 }
 
 // maxFleetTenants bounds the tenants a process keeps: past it, what it
@@ -181,12 +186,33 @@ func (f *fleetTenants) heard(k quota.Key, r LearnedReservation, now time.Time) {
 	defer f.mu.Unlock()
 	ft := f.get(k)
 	ft.epoch = max(ft.epoch, r.Epoch)
+	ft.held, ft.asking = time.Time{}, time.Time{}
 	switch {
 	case r.Held:
 		ft.held = now.Add(r.Wait)
 	case r.OK:
 		ft.ahead = max(r.Wait, 0)
 	}
+}
+
+// wait returns how long a caller on tenant k waits before it calls the
+// store: while the leader holds the followers, one caller of the process
+// asks again when the hold it heard of ends, and the others wait for what
+// it hears (at most heldAsk).
+func (f *fleetTenants) wait(k quota.Key, now time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ft := f.m[k]
+	switch {
+	case ft == nil || ft.held.IsZero():
+		return 0
+	case now.Before(ft.held):
+		return ft.held.Sub(now)
+	case now.Before(ft.asking):
+		return ft.asking.Sub(now)
+	}
+	ft.asking = now.Add(heldAsk)
+	return 0
 }
 
 // void reports whether a follower's turn r on tenant k may not be used:
@@ -206,12 +232,30 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 	for {
 		now := time.Now()
 		maxWait := maxWaitOf(ctx, now)
+		if d := t.fleet.wait(k, now); d > 0 {
+			// Held: another caller of this process asks the store, and
+			// this one waits for what it hears.
+			if d >= maxWait {
+				return Reservation{}, turnLocal, &adaptive.WaitError{Wait: d, Left: maxWait, Reason: reasonShared}
+			}
+			if err := sleepCtx(ctx, d); err != nil {
+				return Reservation{}, turnLocal, err
+			}
+			continue
+		}
 		r, err := t.callLearned(ctx, k, lim, maxWait, nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return Reservation{}, turnLocal, ctx.Err()
 			}
 			return Reservation{}, turnLocal, nil
+		}
+		if !r.OK && !r.NoPace && !r.Held && r.Wait < maxWait {
+			// Due beyond bookAhead: ask again nearer the time.
+			if err := sleepCtx(ctx, max(r.Wait-bookAhead/2, time.Millisecond)); err != nil {
+				return Reservation{}, turnLocal, err
+			}
+			continue
 		}
 		if r.Said {
 			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
@@ -230,13 +274,6 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 				return Reservation{}, turnLocal, err
 			}
 			return r.Reservation, turnShared, nil
-		}
-		if !r.OK && !r.NoPace && !r.Held && r.Wait < maxWait && maxWait > 0 {
-			// Due beyond bookAhead: ask again nearer the time.
-			if err := sleepCtx(ctx, r.Wait-bookAhead/2); err != nil {
-				return Reservation{}, turnLocal, err
-			}
-			continue
 		}
 		if r.Held {
 			if r.Wait >= maxWait {
