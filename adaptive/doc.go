@@ -138,16 +138,26 @@
 // # Sharing a quota among processes
 //
 // Where several processes spend one quota, a store (package transport's
-// Config.Store) paces them as one. The Limiter gives it what it needs: the
-// pace said for the tenant (Pace: the headers' limit per window, or the
-// rule's; never a learned one, which is this process's own), the end of
+// Config.Store) paces them as one. Where the pace is said, every process
+// derives it alike: the Limiter gives the store the pace said for the
+// tenant (Pace: the headers' limit per window, or the rule's), the end of
 // the latest pause (Paused), whether it knows nothing yet (Fresh); it
 // admits a request the store has already held to its turn without pacing
 // it again (WaitPaced); and while the store is out of reach it spends only
-// a share of the pace (SetShare). What a learner settled on (Learned) the
-// store keeps, so that a process that starts cold on the tenant, or this
-// one after a restart, takes it up (Seed) and paces at it at once instead
-// of learning the quota again.
+// a share of the pace (SetShare).
+//
+// Where the server says nothing, the processes learn the quota as one:
+// the learner above, in one process (the tenant's leader), must count
+// every request the server counts. So the leader's Limiter gives the
+// store the pace it learned (LearnedPace), and whether the others must
+// hold their requests while it learns alone (Holding: slow start, a
+// window measured, a throttle tested and its refill sought, a pause and
+// its probe); it counts the others' answers, relayed, as its own
+// (ObserveRelayed: admitted when they were sent, not in flight here); and
+// its callers' waits in the store are demand (MarkDemand). What a
+// learner settled on (Learned) the store keeps, so that a process that
+// starts cold on the tenant, or this one after a restart, takes it up
+// (Seed) and paces at it at once instead of learning the quota again.
 //
 // A Registry maps tenant keys to Limiters, seeded from a quota.Rules table,
 // bounded in size, evicting idle tenants. It may also make each tenant a

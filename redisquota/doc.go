@@ -6,10 +6,15 @@
 // A tenant's pace when every process derives it alike: from a rule, or
 // from the server's rate-limit headers (see adaptive.Pace.Said), and the
 // pauses the server asks of any process. All the processes then spend the
-// tenant's quota as one. A pace each process learns from its own throttles
-// is not shared; but what a learner settles on is kept (Publish), and a
-// process that starts cold on the tenant reads it (Reserve with a zero
-// Pace) and starts from it instead of learning the quota again.
+// tenant's quota as one.
+//
+// A tenant whose pace no process is told is learned by one of them, its
+// leader, for all (see transport.LearnedTurn): the first process to ask
+// for a turn on it when no other has led it lately (a lease each of its
+// calls renews). The others take their turns at the pace it learned, hold
+// while it learns alone, and relay their answers to it. And what a
+// learner settles on is kept (Publish): a process that starts cold on the
+// tenant reads it and starts from it instead of learning the quota again.
 //
 // # How
 //
@@ -30,9 +35,19 @@
 // scripts need Redis 5 or later, which replicates their effects rather
 // than the scripts themselves, so they may read TIME before they write.
 //
+// For a learned tenant, ReserveLearned runs the same script with the
+// leader's part first: a call from the leader (or from any process once
+// the lease has lapsed) sets the pace, holds or frees the followers, and
+// takes the answers they relayed; a follower's call adds its answers (a
+// throttle among them holds the followers until the leader has heard it),
+// then is held, or takes a turn at the leader's pace, at most
+// LearnedTurn.BookAhead ahead (250 ms from a Transport) so that a new
+// pace or a hold reaches the whole fleet within that. A hold begun voids the turns taken before it
+// (an epoch in every answer).
+//
 // # Keys
 //
-// Each tenant has up to five keys, named Prefix + "{" + key + "}:" + a
+// Each tenant has up to seven keys, named Prefix + "{" + key + "}:" + a
 // suffix, the braces a Redis Cluster hash tag that puts them in one slot:
 //
 //   - tat, a hash of the arrival time and the pace that set it (what
@@ -45,7 +60,13 @@
 //     Reservation.Peers, expiring a second after PeerTTL;
 //   - learned, a hash of the estimate a learner last settled on (limit,
 //     window and its bounds in microseconds), expiring EstimateTTL (a
-//     week) after it was last published or read.
+//     week) after it was last published or read;
+//   - lead, a hash of a learned tenant's leader (its Config.ID), the end
+//     of its lease and of its hold, and the hold's epoch, expiring a
+//     second after the lease;
+//   - relay, the followers' answers waiting for the leader (their times
+//     on Redis's clock and whether throttled; at most 1024), expiring a
+//     second after the lease.
 //
 // An idle tenant leaves nothing behind but what was learned of its quota. Keys and values hold only the
 // tenant's key (quota.Key, which never holds an AccessKeyId), numbers and

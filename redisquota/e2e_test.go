@@ -282,8 +282,9 @@ func TestLearnedOutlivesProcess(t *testing.T) {
 	}
 }
 
-// TestNoCredentialInRedis runs a Transport with a known AccessKeyId and
-// scans every key and value the store wrote for it.
+// TestNoCredentialInRedis runs a Transport with a known AccessKeyId, and
+// two that learn a quota no one says for another, and scans every key and
+// value the store wrote for them.
 func TestNoCredentialInRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	const akid = "LTAI5tNOxSUCHxKEYx0042"
@@ -303,6 +304,25 @@ func TestNoCredentialInRedis(t *testing.T) {
 	l.Run(ctx, t, tr, akid, 4).Wait()
 	if l.OK.Load() == 0 {
 		t.Fatal("no request went through")
+	}
+	// A second account, whose quota no one says, learned by two
+	// processes: a leader, relayed answers, an estimate.
+	const akid2 = "LTAI5tANOTHERxKEYx0043"
+	silent := fakecloud.New(fakecloud.Config{
+		Quotas: []fakecloud.Quota{{API: "DescribeInstances", Limit: 20, Window: 500 * time.Millisecond}},
+		Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond},
+	})
+	fleet, _ := newFleet(t, silent, srv.Addr(), 2)
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 6*time.Second)
+	defer cancel2()
+	var l2 loadtest.Load
+	var wg sync.WaitGroup
+	for _, f := range fleet {
+		wg.Go(l2.Run(ctx2, t, f, akid2, 8).Wait)
+	}
+	wg.Wait()
+	if l2.OK.Load() == 0 || l2.Throttled.Load() == 0 {
+		t.Fatalf("the learned tenant: %d ok, %d throttled; want both", l2.OK.Load(), l2.Throttled.Load())
 	}
 
 	var seen strings.Builder
@@ -335,7 +355,12 @@ func TestNoCredentialInRedis(t *testing.T) {
 		t.Fatalf("%d keys in Redis, want the tenant's tat, log and peers at least:\n%s", keys, seen.String())
 	}
 	t.Logf("%d keys:\n%s", keys, seen.String())
-	for _, secret := range []string{akid, strings.ToLower(akid), "Signature", "fakecloud"} { // "fakecloud" is the requests' signature
+	for _, want := range []string{":lead", ":learned"} {
+		if !strings.Contains(seen.String(), want) {
+			t.Errorf("no %s key in Redis: the learned tenant's keys were not scanned", want)
+		}
+	}
+	for _, secret := range []string{akid, strings.ToLower(akid), akid2, strings.ToLower(akid2), "Signature", "fakecloud"} { // "fakecloud" is the requests' signature
 		if strings.Contains(seen.String(), secret) {
 			t.Errorf("Redis holds %q", secret)
 		}

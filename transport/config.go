@@ -69,12 +69,14 @@ type Config struct {
 	// spend them (see Store; package redisquota keeps them in Redis): a
 	// tenant whose pace a rule or the server's headers set is paced across
 	// all the processes as one, and a pause the server asks of one holds
-	// them all; what a learner settles on is kept there for processes
-	// that start cold on the tenant (see Store). If the store fails a call (its own timeout bounds each), no
-	// request fails or waits for it: the tenants it shared go on each
-	// alone, at StoreShare of their pace, the Observer and Logger hear of
-	// it once, and one request per StoreRetry tries the store again. Nil
-	// means each process paces on its own, at no cost.
+	// them all; a tenant whose pace no one says is learned by one process
+	// for all, whose pace the others follow; and what a learner settles on
+	// is kept for processes that start cold on the tenant. If the store
+	// fails a call (its own timeout bounds each), no request fails or
+	// waits for it: the tenants it shared go on each alone (at StoreShare
+	// of a said pace), the Observer and Logger hear of it once, and one
+	// request per StoreRetry tries the store again. Nil means each process
+	// paces on its own, at no cost.
 	Store Store
 
 	// StoreShare is the share of each shared tenant's pace a process keeps

@@ -16,15 +16,17 @@ import (
 //
 // What is shared is the pace every process derives alike (see
 // adaptive.Pace.Said): a rule's, and the one the server's rate-limit
-// headers set, with the pauses the server asks for. A process that knows
-// nothing of a tenant yet (adaptive.Limiter.Fresh) takes its turns at the
-// pace the others share, if they share one, until it knows. A tenant whose
-// pace is learned from throttles alone is paced by each process on its
-// own; but what a process's learner settles on (adaptive.Limiter.Learned)
-// is published to the store, and a process that knows nothing of the
-// tenant yet, with no pace shared, starts from it (adaptive.Limiter.Seed)
-// instead of learning the quota again: learned quotas outlive the
-// processes that learned them.
+// headers set, with the pauses the server asks for (Reserve). A process
+// that knows nothing of a tenant yet (adaptive.Limiter.Fresh) takes its
+// turns at the pace the others share, if they share one, until it knows.
+//
+// A tenant whose pace no process is told, the processes learn as one
+// (ReserveLearned): one of them leads it, its learner learning for all
+// from every answer the fleet gets, and the others follow its pace (see
+// LearnedTurn). What a learner settles on (adaptive.Limiter.Learned) is
+// kept too (Publish), and a process that knows nothing of the tenant yet
+// starts from it (adaptive.Limiter.Seed) instead of learning the quota
+// again: learned quotas outlive the processes that learned them.
 //
 // Every method must return within the store's own timeout, however slow
 // or far its backend: a caller waits on it before its request goes. An
