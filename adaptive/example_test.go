@@ -129,5 +129,5 @@ func Example_learner() {
 	fmt.Println("throttles in a minute:", throttles)
 	// Output:
 	// settled: 20 per 2s
-	// throttles in a minute: 27
+	// throttles in a minute: 25
 }

@@ -52,13 +52,9 @@ func (l *Limiter) recompute(now int64) (big bool) {
 		case PhaseMeasuring:
 			// At most the window's budget until the window could end (the
 			// gate holds the rest back until the next refill), unpaced
-			// unless a rule paces. Once a throttle ended the window, and
-			// the gate lets its tests and the probes for the refill go
-			// one at a time, the gate alone holds the requests: they go
-			// when it lets them, not when the budget frees a place, one
-			// window on, which would leave the window's end unseen.
+			// unless a rule paces.
 			src, wlim, wlen = SourceLearned, 0, 0
-			if e.start != 0 && !(e.seeking && e.gated) {
+			if e.start != 0 {
 				wlim = e.budget
 				wlen = time.Duration(max(e.wlo-l.spread(), 4*s.rtt, int64(time.Millisecond)))
 				fresh = s.fresh

@@ -45,6 +45,16 @@ func newFleet(t *testing.T, cloud *fakecloud.Cloud, addr string, n int) ([]*tran
 	return trs, stores
 }
 
+// runAll runs per workers of akid through each Transport of trs until ctx
+// ends, counting into l; the WaitGroup waits for all of them.
+func runAll(ctx context.Context, t *testing.T, l *loadtest.Load, trs []*transport.Transport, akid string, per int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, tr := range trs {
+		wg.Go(l.Run(ctx, t, tr, akid, per).Wait)
+	}
+	return &wg
+}
+
 // headersCloud is a fake gateway with a quota of limit a second that says
 // it in Alibaba's headers on every answer, answering in 20 ± 10 ms.
 func headersCloud(limit int) *fakecloud.Cloud {
@@ -66,10 +76,7 @@ func TestFleetOnRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 	defer cancel()
 	var l loadtest.Load
-	var wg sync.WaitGroup
-	for _, tr := range trs {
-		wg.Go(l.Run(ctx, t, tr, "AK1", 8).Wait)
-	}
+	wg := runAll(ctx, t, &l, trs, "AK1", 8)
 	time.Sleep(2 * time.Second)
 	m := loadtest.NewMeter(cloud, "")
 	time.Sleep(4*time.Second - 10*time.Millisecond)
@@ -131,10 +138,7 @@ func outage(t *testing.T, srv *redistest.Server, what string, fail, resume func(
 	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
 	defer cancel()
 	var l loadtest.Load
-	var wg sync.WaitGroup
-	for _, tr := range trs {
-		wg.Go(l.Run(ctx, t, tr, "AK1", perWorkers).Wait)
-	}
+	wg := runAll(ctx, t, &l, trs, "AK1", perWorkers)
 	shares := func() (down int, shares []float64) {
 		for _, tr := range trs {
 			if tr.StoreDown() {
@@ -316,11 +320,7 @@ func TestNoCredentialInRedis(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(t.Context(), 6*time.Second)
 	defer cancel2()
 	var l2 loadtest.Load
-	var wg sync.WaitGroup
-	for _, f := range fleet {
-		wg.Go(l2.Run(ctx2, t, f, akid2, 8).Wait)
-	}
-	wg.Wait()
+	runAll(ctx2, t, &l2, fleet, akid2, 8).Wait()
 	if l2.OK.Load() == 0 || l2.Throttled.Load() == 0 {
 		t.Fatalf("the learned tenant: %d ok, %d throttled; want both", l2.OK.Load(), l2.Throttled.Load())
 	}

@@ -88,18 +88,24 @@ func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWa
 	if err != nil {
 		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
-	r := transport.Reservation{
-		OK:       v[0] == 1,
-		NoPace:   v[0] == 2,
-		Wait:     time.Duration(v[1]) * time.Microsecond,
-		Interval: time.Duration(v[4]) * time.Microsecond,
-		Peers:    int(v[2]),
-		Token:    v[3],
+	if len(v) == 5 {
+		v = append(v, 0, 0, 0, 0)
 	}
-	if len(v) == 9 {
-		r.Learned = estimateOf(v[5], v[6], v[7], v[8])
+	return reservationOf(v), nil
+}
+
+// reservationOf reads the reserve script's first nine values (see
+// reserveScript).
+func reservationOf(n []int64) transport.Reservation {
+	return transport.Reservation{
+		OK:       n[0] == 1,
+		NoPace:   n[0] == 2,
+		Wait:     time.Duration(n[1]) * time.Microsecond,
+		Interval: time.Duration(n[4]) * time.Microsecond,
+		Peers:    int(n[2]),
+		Token:    n[3],
+		Learned:  estimateOf(n[5], n[6], n[7], n[8]),
 	}
-	return r, nil
 }
 
 // The leader of a tenant the processes learn as one (see ReserveLearned).
@@ -157,19 +163,11 @@ func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.Le
 	}
 	back := time.Now()
 	r := transport.LearnedReservation{
-		Reservation: transport.Reservation{
-			OK:       n[0] == 1,
-			NoPace:   n[0] == 2,
-			Wait:     time.Duration(n[1]) * time.Microsecond,
-			Interval: time.Duration(n[4]) * time.Microsecond,
-			Peers:    int(n[2]),
-			Token:    n[3],
-			Learned:  estimateOf(n[5], n[6], n[7], n[8]),
-		},
-		Leader: n[9] == 1,
-		Held:   n[0] == 3,
-		Epoch:  n[10],
-		Said:   n[11] == 1,
+		Reservation: reservationOf(n[:]),
+		Leader:      n[9] == 1,
+		Held:        n[0] == 3,
+		Epoch:       n[10],
+		Said:        n[11] == 1,
 	}
 	for _, x := range v[12:] {
 		if str, ok := x.(string); ok {

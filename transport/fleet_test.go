@@ -56,11 +56,11 @@ func runFleet(t *testing.T, n, per int, shared bool) fleetRun {
 // The goals are ≥ 98% of the quota and ≤ 1% throttled once
 // settled, and no more throttles in the first 3 s than one Transport of
 // all 32 callers alone (38 measured). Measured: 24 throttles cold (the
-// leader slow-starts alone, its followers held), against 116 for four
-// Transports without a store; settled 87-99% of the quota and 1.5-3%
-// throttled, against 99% and 9.6%: a leader that measures a window again
-// may stall in it, as one Transport of eight callers may. The settled
-// bounds are REGRESSION FLOORS at what the fleet reaches today.
+// leader slow-starts alone, its followers held), against 105-120 for four
+// Transports without a store; settled 96.7-96.9% of the quota and
+// 0.6-0.7% throttled, against 96-99% and 10-21%. The goodput goal is
+// short: the bounds below are REGRESSION FLOORS at what the fleet reaches
+// today, with room for a slower run.
 func TestFleetLearnsAsOne(t *testing.T) {
 	alone := runFleet(t, 4, 8, false)
 	r := runFleet(t, 4, 8, true)
@@ -70,8 +70,8 @@ func TestFleetLearnsAsOne(t *testing.T) {
 	if r.cold.Throttled > 38 || r.cold.Throttled >= alone.cold.Throttled {
 		t.Errorf("%d throttles in the first 3 s, want at most one Transport's (38), and fewer than %d without the store", r.cold.Throttled, alone.cold.Throttled)
 	}
-	if g, th := r.settled.Goodput(50), r.settled.ThrottledShare(); g < 0.8 || th > 0.05 || th >= alone.settled.ThrottledShare() {
-		t.Errorf("settled: goodput %.1f%%, %.2f%% throttled; want ≥ 80%% and ≤ 5%% (floors), and fewer throttled than %.2f%% without the store",
+	if g, th := r.settled.Goodput(50), r.settled.ThrottledShare(); g < 0.93 || th > 0.02 || th >= alone.settled.ThrottledShare() {
+		t.Errorf("settled: goodput %.1f%%, %.2f%% throttled; want ≥ 93%% and ≤ 2%% (floors), and fewer throttled than %.2f%% without the store",
 			100*g, 100*th, 100*alone.settled.ThrottledShare())
 	}
 }

@@ -253,15 +253,11 @@ func (t *Transport) await(ctx context.Context, k quota.Key, r Reservation, maxWa
 	if r.Wait <= 0 {
 		return nil
 	}
-	timer := time.NewTimer(r.Wait)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
+	if err := sleepCtx(ctx, r.Wait); err != nil {
 		t.cancel(k, r)
-		return ctx.Err()
+		return err
 	}
+	return nil
 }
 
 // cancel gives back reservation r of a request that will not be sent.
