@@ -57,14 +57,34 @@ func (l *Limiter) relayedSeq(t *Ticket) uint64 {
 // others go on), in slow start again after a probe above L̂ went through,
 // while a window is measured, while a throttle is tested and its refill
 // sought, while its gate is closed or its probe out, and once settled
-// until the requests its own bucket paced meanwhile have gone.
+// until the requests its own bucket paced meanwhile have gone. But no
+// hold lasts longer than maxHold or four windows: a learner that cannot
+// settle (a server whose window is no fixed one) starves no follower,
+// which then goes on by its own limiter until this one settles.
 func (l *Limiter) Holding() bool {
 	now := time.Now().UnixNano()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.alone(now) {
+		l.s.holdAt = 0
+		return false
+	}
+	if l.s.holdAt == 0 {
+		l.s.holdAt = now
+	}
+	limit := int64(maxHold)
+	if e := l.s.e; e != nil {
+		limit = max(limit, 4*max(e.whi, e.win))
+	}
+	return now-l.s.holdAt < limit
+}
+
+// alone reports whether the learner learns alone at now (see Holding).
+// l.mu is held.
+func (l *Limiter) alone(now int64) bool {
 	if u := l.g.until.Load(); now < u || l.g.probe.Load() != 0 {
 		return true
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if !l.learning() || l.s.src == SourceRule || l.s.hRemAt > 0 {
 		return false
 	}
@@ -84,6 +104,11 @@ func (l *Limiter) Holding() bool {
 	// then its bucket and the shared pacer would pace at once.
 	return e.phase != PhaseSettled || e.seeking || now < l.b.tat.Load()-l.b.tau.Load()
 }
+
+// maxHold is how long, at least, a hold of the followers may last (see
+// Holding): the learner's first slow start and a few windows measured,
+// where windows are a second or so.
+const maxHold = 10 * time.Second
 
 // coldHold is how long, at least, the followers of a leader in its first
 // slow start hold: long enough for its callers to spend a quota alone

@@ -25,6 +25,7 @@ type learnState struct {
 	coldOK   int64      // successes before the first throttle
 	coldCwnd int64      // slow start's cap before the first throttle, less initialWindow
 	coldAt   int64      // Unix ns when a leader of a fleet was first asked to hold it (see Holding)
+	holdAt   int64      // Unix ns when the hold of its followers in force began; 0 if none
 	rtt      int64      // smoothed round trip of tickets, ns
 	rttDev   int64      // smoothed mean deviation of the round trip, ns
 	relayLag int64      // how late, lately, other processes' answers came (see ObserveRelayed), ns

@@ -317,10 +317,15 @@ func TestNoCredentialInRedis(t *testing.T) {
 		Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond},
 	})
 	fleet, _ := newFleet(t, silent, srv.Addr(), 2)
-	ctx2, cancel2 := context.WithTimeout(t.Context(), 6*time.Second)
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel2()
 	var l2 loadtest.Load
-	runAll(ctx2, t, &l2, fleet, akid2, 8).Wait()
+	wg := runAll(ctx2, t, &l2, fleet, akid2, 8)
+	for ctx2.Err() == nil && len(rdb.Keys(t.Context(), "*:learned").Val()) == 0 {
+		time.Sleep(50 * time.Millisecond) // until an estimate is published
+	}
+	cancel2()
+	wg.Wait()
 	if l2.OK.Load() == 0 || l2.Throttled.Load() == 0 {
 		t.Fatalf("the learned tenant: %d ok, %d throttled; want both", l2.OK.Load(), l2.Throttled.Load())
 	}
