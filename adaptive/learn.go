@@ -164,11 +164,21 @@ func (l *Limiter) spread() int64 { return 2*l.s.rttDev + schedSlack }
 // request may leave after its admission: our scheduler's, not the server's.
 const schedSlack = int64(time.Millisecond)
 
+// frozen reports whether the learner learns nothing from the answers: it
+// has settled, and this process spends only a share of the quota (see
+// SetShare), where the count of a window spent would be its share's, not
+// the quota's. It paces at its share of the estimate until the share is
+// whole again. l.mu is held.
+func (l *Limiter) frozen() bool {
+	e := l.s.e
+	return l.Share() < 1 && e != nil && e.phase == PhaseSettled && !e.seeking
+}
+
 // learnSuccess gives a success to the learner. It reports whether the
 // pacer must change. l.mu is held.
 func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	s := &l.s
-	if !l.learning() {
+	if !l.learning() || l.frozen() {
 		return false
 	}
 	// Slow start: one more in flight per success, while the cap binds.
@@ -212,7 +222,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 // pacer must change. l.mu is held.
 func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed bool) {
 	s := &l.s
-	if !l.learning() {
+	if !l.learning() || l.frozen() {
 		return 0, false, false
 	}
 	if s.e == nil {

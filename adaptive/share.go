@@ -55,7 +55,9 @@ func (l *Limiter) Pace() Pace {
 
 // SetShare sets the share of the tenant's quota this process spends on its
 // own: the rate and window limit in force are scaled by it, whatever they
-// come from (slow start's cap on requests in flight is not). A store that
+// come from (slow start's cap on requests in flight is not). A learner
+// that has settled learns nothing while its share is less than whole: the
+// count of a window spent would be its share's, not the quota's. A store that
 // shares the quota among processes sets a share below 1 while it cannot
 // reach the others (package transport, Config.Store), and 1 again when it
 // can. A share outside (0, 1] means 1. Waiters see the change as they see

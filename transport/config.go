@@ -73,8 +73,8 @@ type Config struct {
 	// for all, whose pace the others follow; and what a learner settles on
 	// is kept for processes that start cold on the tenant. If the store
 	// fails a call (its own timeout bounds each), no request fails or
-	// waits for it: the tenants it shared go on each alone (at StoreShare
-	// of a said pace), the Observer and Logger hear of it once, and one
+	// waits for it: the tenants it shared go on each alone at StoreShare
+	// of their pace, the Observer and Logger hear of it once, and one
 	// request per StoreRetry tries the store again. Nil means each process
 	// paces on its own, at no cost.
 	Store Store

@@ -248,6 +248,7 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			if ctx.Err() != nil {
 				return Reservation{}, turnLocal, ctx.Err()
 			}
+			lim.SetShare(t.fallbackShare())
 			return Reservation{}, turnLocal, nil
 		}
 		if !r.OK && !r.NoPace && !r.Held && r.Wait < maxWait {

@@ -75,3 +75,62 @@ func TestFleetLearnsAsOne(t *testing.T) {
 			100*g, 100*th, 100*alone.settled.ThrottledShare())
 	}
 }
+
+// TestFleetStoreDown: a fleet that learns a quota no one says loses its
+// store for 3 s. No call fails; each process goes on by its own limiter,
+// from the leader's estimate, at its share of it (here 1/4), learning
+// nothing meanwhile; and the fleet learns as one again once the store is
+// back. Measured: 11-12% throttled in the outage (four pacers at a
+// quarter each, their phases unaligned; 37% without the shares and the
+// learners frozen), then 84-99% of the quota and 0-7% throttled in the 5 s
+// from 2 s after (73% and 5.7% without). The throttle bounds are
+// REGRESSION FLOORS. A call begun in the outage took up to 5.9 s, with or
+// without the shares: not asserted, see the note.
+
+func TestFleetStoreDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 50
+		cloud := fakecloud.New(fakecloud.Config{Quotas: quotaOf(limit), Faults: latency})
+		store := newMemStore(4)
+		store.delay = 50 * time.Millisecond // as a timeout would end the call
+		ctx, cancel := context.WithTimeout(t.Context(), 16*time.Second)
+		defer cancel()
+		trs, l, wg := fleet(ctx, t, cloud, 4, 8, func(i int) Config { return Config{Store: store.as(i)} })
+		time.Sleep(6 * time.Second)
+		store.down.Store(true)
+		l.From.Store(time.Now().UnixNano())
+		m := newMeter(cloud, "AK1")
+		time.Sleep(3 * time.Second)
+		out := m.Since()
+		longest := time.Duration(l.Longest.Load())
+		shares := make([]float64, len(trs))
+		for i, tr := range trs {
+			_, lim := onlyTenant(t, tr)
+			shares[i] = lim.Snapshot().Share
+		}
+		store.down.Store(false)
+		l.From.Store(0)
+		time.Sleep(2 * time.Second)
+		calls := store.calls.Load()
+		m = newMeter(cloud, "AK1")
+		time.Sleep(5*time.Second - time.Millisecond)
+		back := m.Since()
+		wg.Wait()
+		t.Logf("outage: goodput %.1f%%, %.2f%% throttled, shares %v, longest call %v; back: goodput %.1f%%, %.2f%% throttled, %d store calls",
+			100*out.Goodput(limit), 100*out.ThrottledShare(), shares, longest, 100*back.Goodput(limit), 100*back.ThrottledShare(), store.calls.Load()-calls)
+		if n := l.Failed.Load(); n != 0 {
+			t.Errorf("%d calls failed", n)
+		}
+		for i, s := range shares {
+			if s != 0.25 {
+				t.Errorf("process %d spent a share %v of the quota during the outage, want 1/4", i, s)
+			}
+		}
+		if th := out.ThrottledShare(); th > 0.2 {
+			t.Errorf("%.2f%% throttled during the outage, want ≤ 20%%: each process at its share", 100*th)
+		}
+		if store.calls.Load() == calls || back.ThrottledShare() > 0.1 {
+			t.Errorf("after the outage: %d store calls, %.2f%% throttled; want the fleet learning as one again, ≤ 10%%", store.calls.Load()-calls, 100*back.ThrottledShare())
+		}
+	})
+}

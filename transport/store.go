@@ -118,8 +118,10 @@ func (h *storeHealth) answered(peers int) bool {
 }
 
 // fallbackShare is the share of a tenant's quota a process spends on its
-// own while its Store does not answer: Config.StoreShare, or 1/N with N the
-// most processes the store saw on a tenant, at least 2.
+// own while its Store does not answer, whether its pace is said or
+// learned (a follower starts from the leader's estimate, which is the
+// whole quota's): Config.StoreShare, or 1/N with N the most processes the
+// store saw on a tenant, at least 2.
 func (t *Transport) fallbackShare() float64 {
 	if s := t.cfg.StoreShare; s > 0 && s <= 1 {
 		return s
@@ -206,11 +208,7 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 	now := time.Now()
 	retry := t.storeRetry()
 	if !t.health.usable(now.UnixNano(), retry) {
-		share := 1.0
-		if lim.Pace().Said() {
-			share = t.fallbackShare()
-		}
-		lim.SetShare(share)
+		lim.SetShare(t.fallbackShare())
 		return Reservation{}, turnLocal, nil
 	}
 	lim.SetShare(1)
