@@ -6,26 +6,26 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
+	"github.com/tollgate-go/tollgate/transport"
 )
 
-// TestPublishedEstimateReadCold: what Publish keeps, a process that asks
-// for the shared pace (a zero Pace) and finds none reads back, to the
+// TestPublishedEstimateReadCold: what Publish keeps, a process that knows
+// nothing of the tenant yet reads back with its first turn, to the
 // microsecond; reading it keeps it another EstimateTTL, and after that
 // long unread it is gone.
 func TestPublishedEstimateReadCold(t *testing.T) {
 	m := newMini(t)
 	s := m.store(t, Config{EstimateTTL: time.Hour})
-	if r, err := s.Reserve(context.Background(), tenant, adaptive.Pace{}, forever); err != nil || !r.NoPace || r.Learned != (adaptive.Estimate{}) {
-		t.Fatalf("before Publish: %+v, %v; want NoPace and no estimate", r, err)
+	if got := reserveCold(t, s); got != (adaptive.Estimate{}) {
+		t.Fatalf("before Publish: %+v, want no estimate", got)
 	}
 	e := adaptive.Estimate{Limit: 50, Window: time.Second, WindowLow: 943806 * time.Microsecond, WindowHigh: 1045171 * time.Microsecond}
 	if err := s.Publish(context.Background(), tenant, e); err != nil {
 		t.Fatal(err)
 	}
 	m.advance(50 * time.Minute)
-	r, err := s.Reserve(context.Background(), tenant, adaptive.Pace{}, forever)
-	if err != nil || !r.NoPace || r.OK || r.Learned != e {
-		t.Fatalf("after Publish: %+v, %v; want NoPace, nothing taken, Learned %+v", r, err, e)
+	if got := reserveCold(t, s); got != e {
+		t.Fatalf("after Publish: %+v, want %+v", got, e)
 	}
 	m.advance(50 * time.Minute) // read 50 min ago: kept
 	if got := reserveCold(t, s); got != e {
@@ -37,18 +37,22 @@ func TestPublishedEstimateReadCold(t *testing.T) {
 	}
 }
 
-// TestPublishedEstimateNotForPacedTenants: a process whose tenant has a
-// pace in force takes its turn; the estimate is only for those that find
-// none.
-func TestPublishedEstimateNotForPacedTenants(t *testing.T) {
+// TestPublishedEstimateOnlyForCold: the estimate comes to a process that
+// knows nothing of the tenant yet, and to one that finds no pace in
+// force; not to one that takes its turn at the leader's pace.
+func TestPublishedEstimateOnlyForCold(t *testing.T) {
 	m := newMini(t)
-	s := m.store(t, Config{})
-	if err := s.Publish(context.Background(), tenant, adaptive.Estimate{Limit: 5, Window: time.Second}); err != nil {
+	a, b := m.store(t, Config{ID: "a"}), m.store(t, Config{ID: "b"})
+	e := adaptive.Estimate{Limit: 5, Window: time.Second}
+	if err := a.Publish(context.Background(), tenant, e); err != nil {
 		t.Fatal(err)
 	}
-	reserve(t, s, adaptive.Pace{Interval: 100 * time.Millisecond, Burst: 1})
-	if r := reserve(t, s, adaptive.Pace{}); r.Learned != (adaptive.Estimate{}) || r.Interval != 100*time.Millisecond {
-		t.Errorf("zero Pace with a pace in force: %+v, want a turn at it and no estimate", r)
+	learnTurn(t, a, transport.LearnedTurn{Pace: adaptive.Pace{Interval: 100 * time.Millisecond, Burst: 1, Source: adaptive.SourceLearned}})
+	if r := learnTurn(t, b, transport.LearnedTurn{}); !r.OK || r.Learned != (adaptive.Estimate{}) {
+		t.Errorf("a follower that knows the tenant: %+v, want a turn and no estimate", r)
+	}
+	if r := learnTurn(t, b, transport.LearnedTurn{Fresh: true}); !r.OK || r.Learned != e {
+		t.Errorf("a follower that knows nothing: %+v, want a turn and the estimate", r)
 	}
 }
 
@@ -71,20 +75,20 @@ func TestPublishedEstimateGarbage(t *testing.T) {
 	} {
 		m.Del(k)
 		m.HSet(k, v...)
-		r, err := s.Reserve(context.Background(), tenant, adaptive.Pace{}, forever)
-		if err != nil || !r.NoPace || r.Learned != (adaptive.Estimate{}) {
-			t.Errorf("learned hash %v: %+v, %v; want NoPace, no estimate, no error", v, r, err)
+		if got := reserveCold(t, s); got != (adaptive.Estimate{}) {
+			t.Errorf("learned hash %v: %+v, want no estimate", v, got)
 		}
 	}
 }
 
-// reserveCold asks for the shared pace, as a process that knows nothing
-// of the tenant, failing the test on an error.
+// reserveCold asks for a turn as a process that knows nothing of the
+// tenant and has no pace (it leads, and takes none), failing the test on
+// an error; it returns the estimate that comes with the answer.
 func reserveCold(t *testing.T, s *Store) adaptive.Estimate {
 	t.Helper()
-	r, err := s.Reserve(context.Background(), tenant, adaptive.Pace{}, forever)
-	if err != nil || !r.NoPace {
-		t.Fatalf("zero Pace: %+v, %v; want NoPace", r, err)
+	r := learnTurn(t, s, transport.LearnedTurn{Fresh: true})
+	if !r.NoPace || r.OK {
+		t.Fatalf("a cold leader: %+v; want NoPace, nothing taken", r)
 	}
 	return r.Learned
 }

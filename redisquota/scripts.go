@@ -13,29 +13,38 @@ import "github.com/redis/go-redis/v9"
 // Store.ReserveLearned).
 //
 // KEYS: tat, pause, log, peers, learned, lead, relay (see keys).
-// ARGV: interval, tau, maxWait, logLimit, logWindow (see reserveArgs), the
-// process ID, PeerTTL in microseconds, EstimateTTL in milliseconds; for
-// ReserveLearned also 1, the hold asked for and the lease, both in
-// microseconds, the poll of a held follower (µs), the caller's relayed
-// answers ("sent age,answer age,flag;" each, ages in µs, flag 0 success,
-// 1 throttled, 2 transient; a throttle holds the followers for four polls,
-// or until the leader's first call after it has heard it), 1 if the caller knows nothing yet (the
-// estimate kept comes with every answer), and how long from now a
-// leader's turn may not be due (µs; its own limiter's turns), and how far
-// ahead a turn at a learned pace may be taken (µs; 0 for any). An interval of 0 asks for the
-// pace of the latest admission taken (kept with tat). A leader's lease
-// lasts its lease, four intervals of its pace, or its hold, whichever is
-// longest.
 //
-// Returns {ok (0 or 1; 2 when asked for a pace and none is in force; 3
-// for a follower held), wait, peers, token, interval}; with 2 the estimate
-// kept, {limit, window, low, high} (zeros for none), whose key's TTL it
-// renews; for ReserveLearned always those four (zeros unless the caller
-// knows nothing yet or no pace is in force), then leader (0 or 1), the
-// hold's epoch (one more each time a hold begins), 1 if the turn is at a
-// pace said to another process, and for a leader the
-// followers' answers relayed since its last call, as "sent age,answer
-// age,flag" strings.
+// ARGV, for both:
+//   - 1-5: interval, tau, maxWait, logLimit, logWindow (see reserveArgs);
+//     an interval of 0 asks for the pace of the latest admission taken
+//     (kept with tat);
+//   - 6-8: the process ID, PeerTTL (µs), EstimateTTL (ms);
+//   - 9: 1 for ReserveLearned, else 0.
+//
+// and for ReserveLearned:
+//   - 10-12: the hold asked for, the lease, a held follower's poll (µs);
+//     a leader's lease lasts the lease, four intervals of its pace, or its
+//     hold, whichever is longest;
+//   - 13: the caller's relayed answers, "sent age,answer age,flag;" each
+//     (ages in µs; flag 0 success, 1 throttled, 2 transient); a throttle
+//     holds the followers for four polls, or until the leader's first
+//     call after it has heard it;
+//   - 14: 1 if the caller knows nothing yet: the estimate kept comes with
+//     the answer;
+//   - 15: how long from now a leader's turn may not be due (µs: its own
+//     limiter's turns);
+//   - 16: how far ahead a turn at a learned pace may be taken (µs; 0 for
+//     any).
+//
+// Returns {ok, wait, peers, token, interval}: ok is 1 for a turn taken, 0
+// for one not due within maxWait, 2 for none in force (a zero interval,
+// and no pace kept), 3 for a follower held. ReserveLearned's answer goes
+// on with the estimate kept, {limit, window, low, high} (zeros unless the
+// caller knows nothing yet or no pace is in force; reading it renews its
+// TTL), then leader (0 or 1), the hold's epoch (one more each time a hold
+// begins), 1 if the turn is at a pace said to another process, and, for a
+// leader, the followers' answers relayed since its last call, as "sent
+// age,answer age,flag" strings.
 var reserveScript = redis.NewScript(`
 local margin = 1000
 local function int(x) return string.format('%d', x) end
@@ -121,9 +130,9 @@ local own = iv ~= 0
 if iv == 0 then
   -- A process that knows no pace yet takes a turn at the one in force.
   if not h[2] then
+    if not learn then return {2, 0, peers, 0, 0} end
     local l, w, lo, hi = estimate()
-    if learn then return {2, 0, peers, 0, 0, l, w, lo, hi, leader, epoch, said} end
-    return {2, 0, peers, 0, 0, l, w, lo, hi}
+    return {2, 0, peers, 0, 0, l, w, lo, hi, leader, epoch, said}
   end
   iv, tau = tonumber(h[2]), tonumber(h[3] or 0)
   lim, win = tonumber(h[4] or 0), tonumber(h[5] or 0)

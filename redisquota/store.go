@@ -67,10 +67,8 @@ func New(cfg Config) (*Store, error) {
 // later of itself and the due time. Reservation.Peers counts the processes
 // that reserved for k within Config.PeerTTL, this one included, whether or
 // not the admission was taken. A zero Pace takes the admission at the pace
-// of the latest one taken (by another process, whose tenant's pace is
-// said), window included; if none is in force, nothing is taken, NoPace
-// says so, and Learned is the estimate Publish kept for k, if any (which
-// is then kept another Config.EstimateTTL).
+// of the latest one taken, window included; if none is in force, nothing
+// is taken, and NoPace says so.
 //
 // Durations beyond 10 years are cut to 10 years, and a window limit above
 // 10000 is kept over a shorter window, for Redis to keep at most 10000 due
@@ -82,19 +80,16 @@ func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWa
 	cmd := s.run(ctx, reserveScript, ks.all(),
 		a.interval, a.tau, a.maxWait, a.logLimit, a.logWindow, s.id, s.peerTTL, s.estTTL, 0)
 	v, err := cmd.Int64Slice()
-	if err == nil && len(v) != 5 && len(v) != 9 {
-		err = fmt.Errorf("script returned %d values, want 5 or 9", len(v))
+	if err == nil && len(v) != 5 {
+		err = fmt.Errorf("script returned %d values, want 5", len(v))
 	}
 	if err != nil {
 		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
-	if len(v) == 5 {
-		v = append(v, 0, 0, 0, 0)
-	}
 	return reservationOf(v), nil
 }
 
-// reservationOf reads the reserve script's first nine values (see
+// reservationOf reads the reserve script's first five values (see
 // reserveScript).
 func reservationOf(n []int64) transport.Reservation {
 	return transport.Reservation{
@@ -104,7 +99,6 @@ func reservationOf(n []int64) transport.Reservation {
 		Interval: time.Duration(n[4]) * time.Microsecond,
 		Peers:    int(n[2]),
 		Token:    n[3],
-		Learned:  estimateOf(n[5], n[6], n[7], n[8]),
 	}
 }
 
@@ -163,12 +157,13 @@ func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.Le
 	}
 	back := time.Now()
 	r := transport.LearnedReservation{
-		Reservation: reservationOf(n[:]),
+		Reservation: reservationOf(n[:5]),
 		Leader:      n[9] == 1,
 		Held:        n[0] == 3,
 		Epoch:       n[10],
 		Said:        n[11] == 1,
 	}
+	r.Learned = estimateOf(n[5], n[6], n[7], n[8])
 	for _, x := range v[12:] {
 		if str, ok := x.(string); ok {
 			if a, ok := decodeRelayed(str, back); ok {

@@ -16,27 +16,26 @@ import (
 //
 // What is shared is the pace every process derives alike (see
 // adaptive.Pace.Said): a rule's, and the one the server's rate-limit
-// headers set, with the pauses the server asks for (Reserve). A process
-// that knows nothing of a tenant yet (adaptive.Limiter.Fresh) takes its
-// turns at the pace the others share, if they share one, until it knows.
+// headers set, with the pauses the server asks for (Reserve).
 //
 // A tenant whose pace no process is told, the processes learn as one
 // (ReserveLearned): one of them leads it, its learner learning for all
 // from every answer the fleet gets, and the others follow its pace (see
-// LearnedTurn). What a learner settles on (adaptive.Limiter.Learned) is
-// kept too (Publish), and a process that knows nothing of the tenant yet
-// starts from it (adaptive.Limiter.Seed) instead of learning the quota
-// again: learned quotas outlive the processes that learned them.
+// LearnedTurn). A process that knows nothing of a tenant yet
+// (adaptive.Limiter.Fresh) asks so too: it takes its turn at the pace said
+// to the others, if one is in force, until its own answers tell it. What
+// a learner settles on (adaptive.Limiter.Learned) is kept (Publish), and
+// a process that knows nothing of the tenant yet starts from it
+// (adaptive.Limiter.Seed) instead of learning the quota again: learned
+// quotas outlive the processes that learned them.
 //
 // Every method must return within the store's own timeout, however slow
 // or far its backend: a caller waits on it before its request goes. An
 // error makes the Transport go on without the store (see Config.Store).
 type Store interface {
 	// Reserve takes tenant k's next admission from the shared pacer, at
-	// pace p, if it is due within maxWait; otherwise it takes nothing and
-	// says when it would be. A zero p asks for the pace the other
-	// processes share, if any (a process that knows nothing of the
-	// tenant yet); if there is none, it takes nothing and says NoPace.
+	// the said pace p, if it is due within maxWait; otherwise it takes
+	// nothing and says when it would be.
 	Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error)
 	// Cancel gives back a reservation whose request will not be sent, if
 	// no later one was taken after it (as a token bucket gives back a
@@ -46,7 +45,7 @@ type Store interface {
 	// reserved after the call is due before it.
 	Pause(ctx context.Context, k quota.Key, until time.Time) error
 	// Publish keeps e as what a learner last settled on for tenant k, for
-	// processes that start cold on it (Reservation.Learned), replacing
+	// processes that start cold on it (LearnedTurn.Fresh), replacing
 	// what was kept.
 	Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error
 	// ReserveLearned is Reserve for a tenant whose pace no process is
@@ -61,13 +60,14 @@ type Store interface {
 // Reservation is an admission reserved from a Store.
 type Reservation struct {
 	OK       bool          // it was due within maxWait, and is taken
-	NoPace   bool          // asked with a zero Pace, and no pace is shared: nothing taken
+	NoPace   bool          // no pace is in force, and the caller has none (ReserveLearned): nothing taken
 	Wait     time.Duration // from the call until it is due (would be, if not OK)
-	Interval time.Duration // the interval of the pace it was taken at (the one shared, for a zero Pace)
+	Interval time.Duration // the interval of the pace it was taken at
 	Peers    int           // processes seen spending the tenant's quota lately, this one included
 	Token    int64         // the store's mark of the reservation, for Cancel
-	// Learned is, with NoPace, what a learner last settled on for the
-	// tenant (see Store.Publish); zero if nothing is kept.
+	// Learned is what a learner last settled on for the tenant (see
+	// Store.Publish), for a caller of ReserveLearned that knows nothing
+	// yet or finds no pace in force; zero if nothing is kept.
 	Learned adaptive.Estimate
 }
 
@@ -201,8 +201,8 @@ func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limite
 // until it is due: at the tenant's pace if it is said (see Store), or as
 // the fleet learns it (see reserveLearned). It says how the request is
 // then admitted. A Store that fails costs the request nothing but the
-// call: the tenant goes on alone (at the fallback share, if its pace is
-// said), and the Observer hears of it once. An error is the caller's: its
+// call: the tenant goes on alone at the fallback share, and the Observer
+// hears of it once. An error is the caller's: its
 // context ended, or its deadline is too near.
 func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
 	now := time.Now()

@@ -28,16 +28,16 @@ type memStore struct {
 	learned  map[quota.Key]adaptive.Estimate
 	peers    int
 
-	// Tenants learned by the fleet: the leader's ID, its lease's and
-	// hold's ends (Unix ns), the followers' answers for it.
-	said        map[quota.Key]bool // the pace in force is said (Reserve), not learned
+	// Tenants learned by the fleet: whether the pace in force is said
+	// (Reserve), not learned; the leader's ID, its lease's and hold's
+	// ends (Unix ns), the holds begun, the followers' answers for it.
+	said        map[quota.Key]bool
 	leader      map[quota.Key]int
 	lease, hold map[quota.Key]int64
 	epoch       map[quota.Key]int64
 	relayed     map[quota.Key][]Relayed
 
 	calls, cancels, pauses, publishes atomic.Int64
-	followed, followedFree            atomic.Int64
 	down                              atomic.Bool
 	delay                             time.Duration // how long a call to a down store takes to fail
 }
@@ -67,7 +67,7 @@ func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 	iv := int64(p.Interval)
 	if iv == 0 { // a fresh process asks for the pace in force
 		if iv = s.interval[k]; iv == 0 {
-			return Reservation{NoPace: true, Peers: s.peers, Learned: s.learned[k]}, nil
+			return Reservation{NoPace: true, Peers: s.peers}, nil
 		}
 		p.Burst = 1
 	}
@@ -216,20 +216,9 @@ func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt L
 		maxWait = min(maxWait, lt.BookAhead)
 	}
 	res, err := s.Reserve(ctx, k, p, maxWait)
-	if lt.Fresh {
-		s.mu.Lock()
-		res.Learned = s.learned[k]
-		s.mu.Unlock()
-	}
-	if !r.Leader {
-		s.followed.Add(1)
-		if res.NoPace {
-			s.followedFree.Add(1)
-		}
-	}
 	s.calls.Add(-1) // one call
 	r.Reservation = res
-	if p.Interval == 0 {
+	if lt.Fresh || res.NoPace {
 		s.mu.Lock()
 		r.Learned = s.learned[k]
 		s.mu.Unlock()
