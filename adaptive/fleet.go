@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"math"
 	"time"
 
 	"github.com/tollgate-go/tollgate/quota"
@@ -134,15 +133,8 @@ func (l *Limiter) LearnedPace(ahead time.Duration) Pace {
 	if limit <= 0 || win <= 0 {
 		return Pace{}
 	}
-	rate := float64(limit) * 1e9 / float64(win)
-	if floor := 1e9 / float64(l.params().maxPause); rate < floor {
-		rate = floor
-	}
-	if sh := l.Share(); sh < 1 {
-		rate *= sh
-	}
-	iv := max(int64(math.Min(1e9/rate, math.MaxInt64/4)), 1)
-	return Pace{Interval: time.Duration(iv), Burst: 1, Source: SourceLearned}
+	rate := l.paced(float64(limit)*1e9/float64(win), SourceLearned)
+	return Pace{Interval: intervalOf(rate), Burst: 1, Source: SourceLearned}
 }
 
 // Booked returns when the Limiter's own bucket is free again: the turns it

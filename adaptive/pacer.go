@@ -76,18 +76,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			wlim, wlen = 0, 0
 		}
 	}
-	if sh := l.Share(); sh < 1 {
-		// Another process spends the rest (see SetShare).
-		rate *= sh
-		if wlim > 0 {
-			wlim = max(int64(float64(wlim)*sh), 1)
-		}
-	}
-	if floor := 1e9 / float64(p.maxPause); rate > 0 && rate < floor && src != SourceRule {
-		// However slow the pace the server's answers set, one request per
-		// MaxPause goes: its answer may correct it. (A rule is the user's.)
-		rate = floor
-	}
+	rate, wlim = l.paced(rate, src), l.pacedLimit(wlim)
 	s.fresh = false
 	l.capOff.Store(capIn)
 	s.src, s.wlim, s.wlen = src, wlim, wlen
@@ -106,6 +95,29 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	}
 	l.setWindow(now, rate, burst, wlim, wlen, fresh)
 	return big
+}
+
+// paced returns the rate the pacer paces at for rate from src: scaled by
+// the share (another process spends the rest, see SetShare), and,
+// however slow the pace the server's answers set, one request per
+// MaxPause, whose answer may correct it (a rule's pace is the user's).
+func (l *Limiter) paced(rate float64, src Source) float64 {
+	if sh := l.Share(); sh < 1 {
+		rate *= sh
+	}
+	if floor := 1e9 / float64(l.params().maxPause); rate > 0 && rate < floor && src != SourceRule {
+		rate = floor
+	}
+	return rate
+}
+
+// pacedLimit returns the window limit the pacer enforces for wlim: scaled
+// by the share, at least 1 (0 for none).
+func (l *Limiter) pacedLimit(wlim int64) int64 {
+	if sh := l.Share(); sh < 1 && wlim > 0 {
+		return max(int64(float64(wlim)*sh), 1)
+	}
+	return wlim
 }
 
 // saidLimits returns the pace a rule or the limit in the server's headers

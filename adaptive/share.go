@@ -30,8 +30,9 @@ func (p Pace) Said() bool { return p.Interval > 0 }
 // requests, while a shared pace spans windows and processes. (A Remaining
 // spent pauses the tenant instead: see Paused.) A pace learned from
 // throttles is not said, nor a rule's once the learner has taken over
-// from it (the server throttled at the rule's pace). It is scaled by the
-// share (see SetShare).
+// from it (the server throttled at the rule's pace). It is what the pacer
+// would pace at: scaled by the share (see SetShare), and, where the
+// server said it, no slower than one request per MaxPause.
 func (l *Limiter) Pace() Pace {
 	l.mu.Lock()
 	rate, burst, wlim, wlen, src := l.saidLimits()
@@ -40,17 +41,17 @@ func (l *Limiter) Pace() Pace {
 	if !(rate > 0) || learned {
 		return Pace{}
 	}
-	if sh := l.Share(); sh < 1 {
-		rate *= sh
-		if wlim > 0 {
-			wlim = max(int64(float64(wlim)*sh), 1)
-		}
-	}
+	rate, wlim = l.paced(rate, src), l.pacedLimit(wlim)
 	if wlim > 0 && burst <= 1 && rate*wlen.Seconds() <= float64(wlim)*(1+1e-9) {
 		wlim, wlen = 0, 0 // the bucket implies it
 	}
-	iv := max(int64(math.Min(1e9/rate, math.MaxInt64/4)), 1)
-	return Pace{Interval: time.Duration(iv), Burst: max(burst, 1), Limit: wlim, Window: wlen, Source: src}
+	return Pace{Interval: intervalOf(rate), Burst: max(burst, 1), Limit: wlim, Window: wlen, Source: src}
+}
+
+// intervalOf returns the interval between two admissions at rate (per
+// second, positive), at least 1 ns.
+func intervalOf(rate float64) time.Duration {
+	return time.Duration(max(int64(math.Min(1e9/rate, math.MaxInt64/4)), 1))
 }
 
 // SetShare sets the share of the tenant's quota this process spends on its
