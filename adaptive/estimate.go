@@ -378,10 +378,10 @@ func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled boo
 // answered at now, while settled: it starts a span when one is due and
 // callers wait on the pacer (demand), and judges a span once a request
 // admitted late after its end is answered (late: how long after their
-// requests other processes' answers may come, see ObserveRelayed). A span whose requests, one more than
-// L̂ per window, all got through means the quota grew: the learner sends
-// until a throttle, as when cold, and measures again. It reports whether
-// the pacer must change.
+// requests other processes' answers may come, see ObserveRelayed). A
+// span whose requests, one more than L̂ per window, all got through means
+// the quota grew: the learner sends until a throttle, as when cold, and
+// measures again. It reports whether the pacer must change.
 func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late, maxPause int64) bool {
 	if e.phase != PhaseSettled || e.seeking {
 		return false

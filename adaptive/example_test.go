@@ -1,7 +1,9 @@
 package adaptive_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -130,4 +132,36 @@ func Example_learner() {
 	// Output:
 	// settled: 20 per 2s
 	// throttles in a minute: 25
+}
+
+// ExampleLimiter_Seed keeps what a learner settled on across runs of a
+// program, as a CLI or a cron job would without a shared store: save
+// Learned when the run ends, Seed the next run's Limiter with it, and the
+// next run paces at the quota from its first request instead of learning
+// it again. (A transport.Config.Store does this for a fleet.)
+func ExampleLimiter_Seed() {
+	// The end of one run: the estimate its learner settled on (here as
+	// Learned would give it), saved.
+	var saved bytes.Buffer
+	learned := adaptive.Estimate{Limit: 50, Window: time.Second, WindowLow: 990 * time.Millisecond, WindowHigh: 1010 * time.Millisecond}
+	if err := json.NewEncoder(&saved).Encode(learned); err != nil {
+		panic(err)
+	}
+
+	// The next run.
+	var est adaptive.Estimate
+	if err := json.NewDecoder(&saved).Decode(&est); err != nil {
+		panic(err)
+	}
+	lim := adaptive.New(adaptive.Config{})
+	fmt.Println("seeded:", lim.Seed(est))
+	sn := lim.Snapshot()
+	fmt.Printf("%v: %d per %v, pacing at %.1f/s\n", sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.Rate)
+	if e, ok := lim.Learned(); ok {
+		fmt.Printf("to save at the end: %d per %v\n", e.Limit, e.Window)
+	}
+	// Output:
+	// seeded: true
+	// settled: 50 per 1s, pacing at 50.0/s
+	// to save at the end: 50 per 1s
 }

@@ -29,7 +29,9 @@ import (
 //     own (adaptive.Limiter.ObserveRelayed).
 //
 // So the fleet learns a quota as one client would, from every answer the
-// server gives it, at one call to the store per request.
+// server gives it. It costs a call to the store per request, and more
+// where callers queue for turns further ahead than bookAhead, or wait out
+// a hold (one caller per process asks every heldAsk).
 
 // Relayed is a follower's answer, carried to the tenant's leader.
 type Relayed struct {
