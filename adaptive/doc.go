@@ -153,7 +153,8 @@
 // hold their requests while it learns alone (Holding: slow start, a
 // window measured, a throttle tested and its refill sought, a pause and
 // its probe); it counts the others' answers, relayed, as its own
-// (ObserveRelayed: admitted when they were sent, not in flight here); and
+// (ObserveRelayed: admitted when they were sent, not in flight here); the
+// shared pacer starts no earlier than its own queue ends (Booked); and
 // its callers' waits in the store are demand (MarkDemand). What a
 // learner settled on (Learned) the store keeps, so that a process that
 // starts cold on the tenant, or this one after a restart, takes it up
