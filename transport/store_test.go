@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -531,15 +532,15 @@ func TestStoreJoinerTakesTheFleetsPace(t *testing.T) {
 		s := m.Since()
 		first.Wait()
 		second.Wait()
-		t.Logf("after the join: goodput %.1f%%, %d throttled; the joiner's first reservations: %v", 100*s.Goodput(limit), s.Throttled, joiner.firstPaces())
+		t.Logf("after the join: goodput %.1f%%, %d throttled; the joiner's first calls: %q", 100*s.Goodput(limit), s.Throttled, joiner.firstCalls())
 		if s.Throttled != 0 {
 			t.Errorf("%d throttles after a process joined, want 0", s.Throttled)
 		}
 		if l.OK.Load() == 0 {
 			t.Fatal("the joiner got nothing through")
 		}
-		if p := joiner.firstPaces(); len(p) == 0 || p[0] != 0 {
-			t.Errorf("the joiner's first reservations asked for paces %v, want the shared one (0) first", p)
+		if c := joiner.firstCalls(); len(c) == 0 || c[0] != "learned fresh=true said=true ok=true" {
+			t.Errorf("the joiner's first calls: %q; want a turn at the said pace, asked for knowing nothing, first", c)
 		}
 		// Each worker may lose its first turn to slow start's cap on
 		// requests in flight (4), which holds the joiner until its first
@@ -552,41 +553,43 @@ func TestStoreJoinerTakesTheFleetsPace(t *testing.T) {
 	})
 }
 
-// spyStore is a Store that records the intervals of its first
-// reservations.
+// spyStore is a Store that records its first calls: Reserve's pace, or
+// whether ReserveLearned's caller knew nothing and got a turn at a said
+// pace.
 type spyStore struct {
 	*memView
 	mu    sync.Mutex
-	paces []time.Duration
+	calls []string
 	turns atomic.Int64
 }
 
 func newSpy(s *memView) *spyStore { return &spyStore{memView: s} }
 
-func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error) {
+func (s *spyStore) record(call string) {
 	s.mu.Lock()
-	if len(s.paces) < 4 {
-		s.paces = append(s.paces, p.Interval)
+	defer s.mu.Unlock()
+	if len(s.calls) < 4 {
+		s.calls = append(s.calls, call)
 	}
-	s.mu.Unlock()
+}
+
+func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error) {
 	s.turns.Add(1)
+	s.record(fmt.Sprintf("reserve at %v", p.Interval))
 	return s.memView.Reserve(ctx, k, p, maxWait)
 }
 
 func (s *spyStore) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
-	s.mu.Lock()
-	if len(s.paces) < 4 {
-		s.paces = append(s.paces, lt.Pace.Interval)
-	}
-	s.mu.Unlock()
 	s.turns.Add(1)
-	return s.memView.ReserveLearned(ctx, k, lt)
+	r, err := s.memView.ReserveLearned(ctx, k, lt)
+	s.record(fmt.Sprintf("learned fresh=%v said=%v ok=%v", lt.Fresh, r.Said, r.OK))
+	return r, err
 }
 
-func (s *spyStore) firstPaces() []time.Duration {
+func (s *spyStore) firstCalls() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.paces...)
+	return append([]string(nil), s.calls...)
 }
 
 // sharedRules paces every tenant at 1/s by a rule: a said pace, shared.
