@@ -229,8 +229,13 @@ func (f *fleetTenants) void(k quota.Key, r LearnedReservation, now time.Time) bo
 
 // reserveLearned reserves a turn on a tenant whose pace no process is
 // told, which the processes learn as one (see above), and sleeps until it
-// is due.
+// is due. The turn's Wait is how long the caller waited for it in all.
 func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
+	start := time.Now()
+	waited := func(r Reservation) Reservation {
+		r.Wait = max(r.Wait, time.Since(start))
+		return r
+	}
 	for {
 		now := time.Now()
 		maxWait := maxWaitOf(ctx, now)
@@ -264,7 +269,7 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
 				return Reservation{}, turnLocal, err
 			}
-			return r.Reservation, turnShared, nil
+			return waited(r.Reservation), turnShared, nil
 		}
 		if r.Leader {
 			if r.NoPace {
@@ -276,7 +281,7 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
 				return Reservation{}, turnLocal, err
 			}
-			return r.Reservation, turnShared, nil
+			return waited(r.Reservation), turnShared, nil
 		}
 		if r.Held {
 			if r.Wait >= maxWait {
@@ -303,7 +308,7 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			// taken).
 			continue
 		}
-		return r.Reservation, turnFollow, nil
+		return waited(r.Reservation), turnFollow, nil
 	}
 }
 

@@ -145,6 +145,7 @@ type turn struct {
 	ticket adaptive.Ticket
 	res    Reservation
 	shared bool      // res is taken: it is given back if the request is not sent
+	waited bool      // the caller waited for its turn in the Store (see Result)
 	follow bool      // a follower's turn on a tenant the fleet learns: its answer goes to the leader
 	sent   time.Time // when the request was sent
 }
@@ -181,7 +182,7 @@ func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limite
 			ticket, err := lim.Wait(ctx)
 			return turn{ticket: ticket}, err
 		case h == turnFollow:
-			return turn{res: res, shared: res.OK, follow: true}, nil
+			return turn{res: res, shared: res.OK, follow: true, waited: res.Wait > 0}, nil
 		}
 		at := time.Now()
 		ticket, err := lim.WaitPaced(ctx)
@@ -193,7 +194,7 @@ func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limite
 			ticket.Cancel() // held past its turn, which is gone
 			continue
 		}
-		return turn{ticket: ticket, res: res, shared: true}, nil
+		return turn{ticket: ticket, res: res, shared: true, waited: res.Wait > 0}, nil
 	}
 }
 

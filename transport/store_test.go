@@ -665,3 +665,24 @@ func TestStoreSharesPauses(t *testing.T) {
 		}
 	})
 }
+
+// TestStoreWaitIsWaited: a request the shared pacer held to its turn
+// waited for quota, and the Observer hears so, though the tenant's own
+// limiter let it go at once.
+func TestStoreWaitIsWaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore(2)
+		var rec eventRecorder
+		other := New(okNext{}, Config{Store: store.as(1), Rules: sharedRules(), Accounts: fleetAccounts})
+		tr := New(okNext{}, Config{Store: store.as(0), Rules: sharedRules(), Accounts: fleetAccounts, Observer: &rec})
+		if _, err := send(t, t.Context(), other, "AK1"); err != nil { // takes the shared turn now
+			t.Fatal(err)
+		}
+		if _, err := send(t, t.Context(), tr, "AK1"); err != nil {
+			t.Fatal(err)
+		}
+		if ev := rec.last(t); ev.Result != ResultWaited || ev.Wait < 900*time.Millisecond {
+			t.Errorf("a request held a second by the shared pacer: %v after %v, want waited", ev.Result, ev.Wait)
+		}
+	})
+}

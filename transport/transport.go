@@ -330,7 +330,7 @@ func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive
 	switch {
 	case o.Throttled:
 		ev.Result = ResultThrottled
-	case ticket.Waited():
+	case ticket.Waited() || tn.waited:
 		ev.Result = ResultWaited
 	default:
 		ev.Result = ResultAllowed
