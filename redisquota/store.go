@@ -119,14 +119,19 @@ const (
 // ReserveLearned takes tenant k's next admission for a tenant whose pace
 // no process is told, which the processes learn as one (see
 // transport.LearnedTurn), in the same script as Reserve. The caller leads
-// the tenant if it did at its last call, or if no process called as its
-// leader within leaderLease (2 s): then its Pace (if any) is the tenant's,
-// its Hold holds the others, and it gets the answers they relayed since its
-// last call. Otherwise it follows: held while the leader holds (nothing is
-// taken: ask again after Wait, at most heldPoll), or a turn at the
-// leader's pace; its answers go to the leader. A pace said to another
-// process (Reserve) while in force is taken as a follower's, leader or
-// not. Relayed answers travel as ages on Redis's clock, so processes whose
+// the tenant if it did at its last call, or if no process led it within
+// its lease (see leaderLease): then its Pace (if any) is the tenant's, its
+// Hold holds the others, and it gets the answers they relayed since its
+// last call; a leader with no pace takes no turn. Otherwise it follows:
+// held while the leader holds (nothing is taken: ask again after Wait, at
+// most heldPoll), or a turn at the leader's pace, at most BookAhead ahead;
+// its answers go to the leader, and a throttle among them holds the
+// followers until the leader has heard it. Each hold begun counts in
+// LearnedReservation.Epoch. A pace said to another process (Reserve)
+// while in force is taken as a follower's, leader or not. A caller that
+// knows nothing yet (Fresh), or finds no pace in force, gets the estimate
+// Publish kept, and reading it keeps it another Config.EstimateTTL.
+// Relayed answers travel as ages on Redis's clock, so processes whose
 // clocks disagree still agree on when they came; at most 1024 wait for the
 // leader.
 func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.LearnedTurn) (transport.LearnedReservation, error) {
@@ -215,7 +220,8 @@ func decodeRelayed(s string, now time.Time) (transport.Relayed, bool) {
 }
 
 // Publish keeps e as what a learner last settled on for tenant k, for a
-// process that starts cold on it (see Reserve), for Config.EstimateTTL.
+// process that starts cold on it (see ReserveLearned), for
+// Config.EstimateTTL.
 // An estimate that is not Valid costs no call.
 func (s *Store) Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error {
 	if !e.Valid() {
