@@ -17,14 +17,15 @@
 // the callers, never by the limiter about itself; the learner's own
 // estimate is read from its Snapshot and set beside the truth. [Summarize]
 // folds several seeded runs into medians, and [WriteTable] writes the
-// Markdown table the README shows, with the goals each cell misses.
+// Markdown table docs/matrix.md shows, with the goals each cell misses.
 // [Series.WriteSVG] draws one run, window by window.
 //
 // The matrix runs as a test:
 //
 //	go test ./internal/shapes -run TestMatrix -count=1 -args -matrix
 //
-// rewrites the README's table and the pictures in docs/shapes; a plain go
-// test runs a few cells, shortened, as a smoke test. Nothing here changes
-// how tollgate behaves.
+// rewrites the table in docs/matrix.md (between its shapes:begin and
+// shapes:end marker lines) and the pictures in docs/shapes, which that
+// page links as shapes/*.svg; a plain go test runs a few cells, shortened,
+// as a smoke test. Nothing here changes how tollgate behaves.
 package shapes
