@@ -133,7 +133,8 @@
 // AllowAt is the one-step form for callers with no answer to report. Wait
 // never sleeps past the context's deadline, and never admits a request
 // with less than a round trip left before it: it fails at once with a
-// *WaitError that says how long it would have waited.
+// *WaitError that says how long it would have waited, and matches
+// context.DeadlineExceeded.
 //
 // # Sharing a quota among processes
 //

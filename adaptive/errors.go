@@ -1,20 +1,17 @@
 package adaptive
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"time"
 )
 
-// ErrWouldExceedDeadline is the decision Wait returns when admission would
-// come after the context's deadline. Wait fails at once rather than sleep
-// for nothing; the returned error is a *WaitError that matches this sentinel
-// with errors.Is.
-var ErrWouldExceedDeadline = errors.New("adaptive: wait would exceed the context deadline")
-
-// WaitError reports how long Wait would have had to wait, and why, when that
-// would pass the context deadline. errors.Is(err, ErrWouldExceedDeadline)
-// holds for it.
+// WaitError is the error Wait returns when admission would come after the
+// context's deadline: Wait fails at once rather than sleep for nothing. It
+// says how long the wait would have been, and why. It matches
+// context.DeadlineExceeded (errors.Is), the one deadline error of tollgate:
+// the caller's deadline is too short for the quota, whether it has passed
+// yet or not.
 type WaitError struct {
 	Wait   time.Duration // how long the wait would have been (a lower bound when Reason is "pause")
 	Left   time.Duration // how long there was until the deadline
@@ -33,5 +30,5 @@ func (e *WaitError) Error() string {
 		e.Wait.Round(time.Microsecond), e.Reason, e.Left.Round(time.Microsecond))
 }
 
-// Is reports whether target is ErrWouldExceedDeadline.
-func (e *WaitError) Is(target error) bool { return target == ErrWouldExceedDeadline }
+// Is reports whether target is context.DeadlineExceeded.
+func (e *WaitError) Is(target error) bool { return target == context.DeadlineExceeded }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -53,7 +54,7 @@ func ExampleLimiter_Wait() {
 
 func errorsIs(err error) bool {
 	we, ok := err.(*adaptive.WaitError)
-	return ok && we.Is(adaptive.ErrWouldExceedDeadline) && we.Reason == "rate"
+	return ok && errors.Is(err, context.DeadlineExceeded) && we.Reason == "rate"
 }
 
 func ExampleRegistry() {

@@ -183,7 +183,7 @@ func TestWaitDeadlineFailsFast(t *testing.T) {
 		start := time.Now()
 		_, err := l.Wait(ctx)
 		var we *WaitError
-		if !errors.Is(err, ErrWouldExceedDeadline) || !errors.As(err, &we) {
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) {
 			t.Fatalf("err = %v", err)
 		}
 		if time.Since(start) != 0 || we.Wait != time.Second || we.Reason != "rate" {
@@ -218,7 +218,7 @@ func TestWaitRoundTripLeft(t *testing.T) {
 		defer cancel()
 		_, err = l.Wait(short)
 		var we *WaitError
-		if !errors.Is(err, ErrWouldExceedDeadline) || !errors.As(err, &we) || we.Reason != "round trip" {
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) || we.Reason != "round trip" {
 			t.Fatalf("with 20 ms left and a 50 ms round trip: err = %v", err)
 		}
 		if we.Wait != 50*time.Millisecond || we.Left != 20*time.Millisecond {

@@ -14,7 +14,7 @@ import (
 // the gate and the window. If ctx is cancelled meanwhile, the token goes back
 // and Wait returns ctx.Err(). If ctx has a deadline and the token, the window
 // or a pause would come later than it, Wait fails at once with a *WaitError
-// (errors.Is(err, ErrWouldExceedDeadline)) that says how long it would have
+// (errors.Is(err, context.DeadlineExceeded)) that says how long it would have
 // been. A wait for a probe's answer, or for a place under the learned cap
 // on requests in flight (callers wait in line for it, first come first),
 // has no known length and is not failed early; it ends with ctx.

@@ -1,11 +1,12 @@
-// Package aliyun fits tollgate to the Alibaba Cloud SDKs.
+// Package aliyun fits tollgate to Alibaba Cloud's SDKs, and is all a
+// program on the v2 SDK (github.com/alibabacloud-go/darabonba-openapi/v2)
+// needs: HTTPClient satisfies the SDK's Config.HttpClient, and routes its
+// calls through one tollgate Transport; Call makes an SDK call, retrying
+// throttles and transient failures by calling the SDK again, so that each
+// attempt is signed afresh; WrapError and Redact keep credentials out of
+// error texts.
 //
-// For the v1 SDK (github.com/aliyun/alibaba-cloud-sdk-go), Wrap routes a
-// client through a tollgate transport, and Share routes more clients (one
-// per goroutine: the SDK's Client is not safe for concurrent use) through
-// the same one, so they share the account's limiter. For the v2 SDK
-// (github.com/alibabacloud-go/darabonba-openapi/v2), HTTPClient satisfies
-// its Config.HttpClient without this package importing that SDK. Call
-// retries an SDK operation by calling it again, so each attempt is signed
-// afresh, and WrapError and Redact keep credentials out of error texts.
+// The package imports neither SDK: it reads their errors through their
+// methods and fields. The v1 SDK (github.com/aliyun/alibaba-cloud-sdk-go)
+// has its own package, aliyun/v1sdk, which builds on this one.
 package aliyun

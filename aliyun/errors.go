@@ -3,9 +3,7 @@ package aliyun
 import (
 	"errors"
 	"net/http"
-
-	"github.com/alibabacloud-go/tea/tea"
-	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
+	"reflect"
 )
 
 // Error is an Alibaba Cloud SDK error as tollgate sees it: the error code,
@@ -38,10 +36,16 @@ func (e *Error) HttpStatus() int { return e.Status }
 func (e *Error) Header() http.Header { return e.Headers }
 
 // WrapError returns err as an *Error if it is an error of either SDK
-// generation (the v1 SDK's *errors.ServerError and *errors.ClientError, the
-// v2 SDK's *tea.SDKError, and errors with the v2 SDK's GetCode and
-// GetStatusCode accessors), err itself if it is nil or already an *Error, and
-// otherwise err wrapped so that its text is redacted.
+// generation, err itself if it is nil or already an *Error, and otherwise
+// err wrapped so that its text is redacted.
+//
+// It reads the SDKs' errors without importing either SDK, so that a user
+// of one generation does not build the other: the v1 SDK's
+// (*errors.ServerError and *errors.ClientError) by their ErrorCode and
+// HttpStatus methods and their RespHeaders field; the v2 SDK's
+// (*tea.SDKError, *dara.SDKError and the models with GetCode and
+// GetStatusCode accessors) by those accessors or their Code and
+// StatusCode fields. The first error in err's tree that says a code wins.
 func WrapError(err error) error {
 	if err == nil {
 		return nil
@@ -51,31 +55,107 @@ func WrapError(err error) error {
 		return err
 	}
 	e := &Error{err: err}
-	var server *sdkerrors.ServerError
-	var client *sdkerrors.ClientError
-	var tsdk *tea.SDKError
-	switch {
-	case errors.As(err, &server):
-		e.Code, e.Status = server.ErrorCode(), server.HttpStatus()
-		if server.RespHeaders != nil {
-			e.Headers = http.Header(server.RespHeaders)
+	walk(err, func(x error) bool {
+		read(e, x)
+		return e.Code != ""
+	})
+	return e
+}
+
+// walk calls f on err and the errors it wraps, depth first, until f
+// reports true.
+func walk(err error, f func(error) bool) bool {
+	for err != nil {
+		if f(err) {
+			return true
 		}
-	case errors.As(err, &client):
-		e.Code = client.ErrorCode()
-	case errors.As(err, &tsdk):
-		e.Code = tea.StringValue(tsdk.Code)
-		e.Status = tea.IntValue(tsdk.StatusCode)
-	default:
-		// The v2 SDK's own types (with DisableSDKError set) and dara's
-		// SDKError spell their accessors this way.
-		var coder interface{ GetCode() *string }
-		if errors.As(err, &coder) {
-			e.Code = tea.StringValue(coder.GetCode())
-		}
-		var status interface{ GetStatusCode() *int }
-		if errors.As(err, &status) {
-			e.Status = tea.IntValue(status.GetStatusCode())
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if walk(e, f) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
 		}
 	}
-	return e
+	return false
+}
+
+// read fills what e lacks from x, one error of the tree.
+func read(e *Error, x error) {
+	if c, ok := x.(interface{ ErrorCode() string }); ok && e.Code == "" {
+		e.Code = c.ErrorCode()
+	}
+	if s, ok := x.(interface{ HttpStatus() int }); ok && e.Status == 0 {
+		e.Status = s.HttpStatus()
+	}
+	if c, ok := x.(interface{ GetCode() *string }); ok && e.Code == "" {
+		if p := c.GetCode(); p != nil {
+			e.Code = *p
+		}
+	}
+	if s, ok := x.(interface{ GetStatusCode() *int }); ok && e.Status == 0 {
+		if p := s.GetStatusCode(); p != nil {
+			e.Status = *p
+		}
+	}
+	v := reflect.ValueOf(x)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	v = v.Elem()
+	if e.Code == "" {
+		e.Code = stringField(v, "Code")
+	}
+	if e.Status == 0 {
+		e.Status = intField(v, "StatusCode")
+	}
+	if e.Headers == nil {
+		if f := v.FieldByName("RespHeaders"); f.IsValid() && f.CanInterface() {
+			if h, ok := f.Interface().(map[string][]string); ok && h != nil {
+				e.Headers = http.Header(h)
+			}
+		}
+	}
+}
+
+// stringField returns v's exported field name if it is a string or a
+// non-nil *string, else "".
+func stringField(v reflect.Value, name string) string {
+	f := v.FieldByName(name)
+	if !f.IsValid() || !f.CanInterface() {
+		return ""
+	}
+	switch x := f.Interface().(type) {
+	case string:
+		return x
+	case *string:
+		if x != nil {
+			return *x
+		}
+	}
+	return ""
+}
+
+// intField returns v's exported field name if it is an int or a non-nil
+// *int, else 0.
+func intField(v reflect.Value, name string) int {
+	f := v.FieldByName(name)
+	if !f.IsValid() || !f.CanInterface() {
+		return 0
+	}
+	switch x := f.Interface().(type) {
+	case int:
+		return x
+	case *int:
+		if x != nil {
+			return *x
+		}
+	}
+	return 0
 }

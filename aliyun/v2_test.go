@@ -1,6 +1,7 @@
 package aliyun
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/alibabacloud-go/tea/dara"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/sdkload"
+	"github.com/tollgate-go/tollgate/retry"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
@@ -25,8 +28,8 @@ func newHTTPClient(cloud *fakecloud.Cloud) *HTTPClient {
 func newV2(t *testing.T, hc *HTTPClient) *openapi.Client {
 	t.Helper()
 	client, err := openapi.NewClient(&openapi.Config{
-		AccessKeyId:     dara.String(testAKID),
-		AccessKeySecret: dara.String(testSecret),
+		AccessKeyId:     dara.String(sdkload.AKID),
+		AccessKeySecret: dara.String(sdkload.Secret),
 		Endpoint:        dara.String("ecs.cn-hangzhou.aliyuncs.com"),
 		Protocol:        dara.String("HTTP"),
 		RegionId:        dara.String("cn-hangzhou"),
@@ -38,7 +41,7 @@ func newV2(t *testing.T, hc *HTTPClient) *openapi.Client {
 	return client
 }
 
-func describeV2(client *openapi.Client) (map[string]any, error) {
+func describeV2(ctx context.Context, client *openapi.Client) (map[string]any, error) {
 	params := &openapi.Params{
 		Action:      dara.String("DescribeInstances"),
 		Version:     dara.String("2014-05-26"),
@@ -51,7 +54,7 @@ func describeV2(client *openapi.Client) (map[string]any, error) {
 		BodyType:    dara.String("json"),
 	}
 	req := &openapi.OpenApiRequest{Query: map[string]*string{"RegionId": dara.String("cn-hangzhou")}}
-	return client.CallApi(params, req, &dara.RuntimeOptions{})
+	return client.CallApiWithCtx(ctx, params, req, &dara.RuntimeOptions{})
 }
 
 // TestV2SDKThroughTollgate drives 16 goroutines of v2 SDK calls through
@@ -62,15 +65,17 @@ func TestV2SDKThroughTollgate(t *testing.T) {
 		const limit = 20
 		cloud := fakecloud.New(fakecloud.Config{
 			Quotas: []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: time.Second}},
-			Faults: latency,
+			Faults: sdkload.Latency,
 		})
 		// One client per worker: the v2 SDK's Client is not safe for
 		// concurrent use either. They share one HTTPClient.
 		hc := newHTTPClient(cloud)
-		sdkLoad(t, cloud, limit, func() func() error {
+		sdkload.Run(t, cloud, limit, func() sdkload.Call {
 			client := newV2(t, hc)
-			return func() error {
-				_, err := describeV2(client)
+			return func(ctx context.Context, p *retry.Policy) error {
+				_, err := Call(ctx, p, func(ctx context.Context) (map[string]any, error) {
+					return describeV2(ctx, client)
+				})
 				return err
 			}
 		})
@@ -82,12 +87,12 @@ func TestV2SDKThroughTollgate(t *testing.T) {
 func TestV2ThrottleError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cloud := fakecloud.New(fakecloud.Config{Quotas: []fakecloud.Quota{{API: "DescribeInstances", Limit: 0, Window: time.Hour}}})
-		_, err := describeV2(newV2(t, newHTTPClient(cloud)))
+		_, err := describeV2(t.Context(), newV2(t, newHTTPClient(cloud)))
 		var e *Error
 		if !errors.As(WrapError(err), &e) || e.Code != "Throttling.User" || e.Status != 400 {
 			t.Fatalf("WrapError(%v) = %+v, want code Throttling.User, status 400", err, e)
 		}
-		if strings.Contains(e.Error(), testAKID) {
+		if strings.Contains(e.Error(), sdkload.AKID) {
 			t.Errorf("error text holds the AccessKeyId: %s", e.Error())
 		}
 	})

@@ -99,8 +99,8 @@ func TestLeakScan(t *testing.T) {
 				}
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-			if err := leakSend(t, ctx, tr, akid); !errors.Is(err, transport.ErrDeadline) {
-				t.Errorf("during the pause: %v, want ErrDeadline", err)
+			if err := leakSend(t, ctx, tr, akid); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("during the pause: %v, want context.DeadlineExceeded", err)
 			}
 			cancel()
 			ctx, cancel = context.WithCancel(t.Context())

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tollgate-go/tollgate/internal/call"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -192,5 +193,36 @@ func TestDoRetriesWithinBudget(t *testing.T) {
 				t.Errorf("%d retries for %d calls, want at most %d (and not far below)", retries, calls, limit)
 			}
 		})
+	})
+}
+
+// TestDoLearnsTenantFromBelow checks that Do, given no key, spends the
+// retry budget of the tenant the layer below names for the call's
+// request (as transport.Transport does), so that a storm on one tenant
+// leaves another's budget whole.
+func TestDoLearnsTenantFromBelow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := quota.Key{Product: "ecs", Region: "cn-hangzhou", Account: "a", API: "DescribeInstances"}
+		b := a
+		b.Account = "b"
+		p := &Policy{Budget: NewBudget(BudgetConfig{Ratio: -1, MinPerSecond: 0.3, Window: 10 * time.Second})}
+		storm := func(ctx context.Context) error {
+			call.SetKey(ctx, a)
+			return errThrottle
+		}
+		if err := Do(t.Context(), p, storm); !errors.Is(err, ErrBudgetExhausted) {
+			t.Fatalf("storm on a: %v, want its budget exhausted", err)
+		}
+		n := 0
+		err := Do(t.Context(), p, func(ctx context.Context) error {
+			call.SetKey(ctx, b)
+			if n++; n == 1 {
+				return errThrottle
+			}
+			return nil
+		})
+		if err != nil || n != 2 {
+			t.Errorf("b after a's storm: %v after %d attempts, want a retry on b's own budget", err, n)
+		}
 	})
 }

@@ -103,7 +103,7 @@ func Classify(resp *http.Response, err error, now time.Time) Outcome {
 //   - no error and a status below 400: success;
 //   - a *adaptive.WaitError, as transport.Transport returns when a request's
 //     wait for quota would pass its deadline (errors.Is(err,
-//     transport.ErrDeadline)): refused, with the wait it needed as the
+//     context.DeadlineExceeded)): refused, with the wait it needed as the
 //     hint. The request was not sent;
 //   - a *breaker.OpenError, as transport.Transport returns when the
 //     tenant's circuit breaker is open (errors.Is(err,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/tollgate-go/tollgate/internal/call"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -26,9 +27,11 @@ import (
 // signed API call by resending the same *http.Request: the server refuses a
 // reused signature nonce.
 //
-// The tenant is quota.KeyFrom(ctx); without a key, calls share one budget
-// account. Do deposits one call in the budget and withdraws one retry before
-// each wait. The Policy's OnRetry, Observer and Logger hear of each retry;
+// The tenant is quota.KeyFrom(ctx), or else the one transport.Transport
+// names for the call's first request (the SDK builds the request, so the
+// caller need not name its tenant); a call that reaches no Transport
+// shares one budget account with the others. Do deposits one call in its
+// tenant's budget and withdraws one retry before each wait. The Policy's OnRetry, Observer and Logger hear of each retry;
 // the Observer and Logger also of the give-up. A cancelled context ends a
 // wait at once; Do makes no attempt once ctx is done. Do is safe for
 // concurrent use with the same Policy.
@@ -44,9 +47,13 @@ func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 // which is the successful one when the error is nil.
 func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
 	a := &attempt{p: p, ctx: ctx, start: time.Now(), budget: p.budget()}
-	a.key, _ = quota.KeyFrom(ctx)
-	if a.budget != nil {
-		a.budget.Deposit(a.key, a.start)
+	opCtx := ctx
+	var keyed bool
+	if a.key, keyed = quota.KeyFrom(ctx); keyed {
+		a.deposit()
+	} else {
+		a.rec = new(call.Record) // the Transport names the tenant in it
+		opCtx = call.With(ctx, a.rec)
 	}
 	var notify backoff.Notify
 	switch {
@@ -67,7 +74,11 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 			return zero, backoff.Permanent(err)
 		}
 		a.n++
-		v, err := op(ctx)
+		v, err := op(opCtx)
+		if a.n == 1 && !keyed {
+			a.key, _ = a.rec.Key()
+			a.deposit()
+		}
 		if err == nil {
 			return v, nil
 		}
@@ -121,7 +132,8 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 type attempt struct {
 	p      *Policy
 	ctx    context.Context
-	key    quota.Key
+	key    quota.Key    // the tenant, once known
+	rec    *call.Record // where the Transport names the tenant, if ctx did not
 	budget *Budget
 	start  time.Time
 
@@ -146,7 +158,7 @@ func (a *attempt) NextBackOff() time.Duration {
 		return backoff.Stop
 	}
 	if dl, ok := a.ctx.Deadline(); ok && !now.Add(wait).Before(dl) {
-		a.reason, a.wait = ErrDeadline, wait
+		a.reason, a.wait = context.DeadlineExceeded, wait
 		return backoff.Stop
 	}
 	if a.budget != nil && !a.budget.Withdraw(a.key, now) {
@@ -154,6 +166,13 @@ func (a *attempt) NextBackOff() time.Duration {
 		return backoff.Stop
 	}
 	return wait
+}
+
+// deposit counts the call in its tenant's retry budget.
+func (a *attempt) deposit() {
+	if a.budget != nil {
+		a.budget.Deposit(a.key, a.start)
+	}
 }
 
 // fits reports whether a wait of d from now ends before the context's

@@ -107,8 +107,8 @@ func TestDoGivesUpAtOnceWhenHintTooLong(t *testing.T) {
 			start := time.Now()
 			err := Do(ctx, &Policy{NoBudget: true}, failing(&calls, &hintError{errThrottle, 45 * time.Second}))
 			g := giveUp(t, err)
-			if !errors.Is(err, ErrDeadline) || g.Wait != 45*time.Second || g.Attempts != 1 || calls != 1 {
-				t.Errorf("err = %v (%+v), want ErrDeadline after 1 attempt with Wait 45s", err, g)
+			if !errors.Is(err, context.DeadlineExceeded) || g.Wait != 45*time.Second || g.Attempts != 1 || calls != 1 {
+				t.Errorf("err = %v (%+v), want context.DeadlineExceeded after 1 attempt with Wait 45s", err, g)
 			}
 			if got := time.Since(start); got != 0 {
 				t.Errorf("slept %v before giving up, want 0", got)
@@ -280,8 +280,8 @@ func TestDoValue(t *testing.T) {
 }
 
 func TestGiveUpErrorMessage(t *testing.T) {
-	err := &GiveUpError{Attempts: 2, Elapsed: time.Second, Wait: time.Minute, Last: errThrottle, Reason: ErrDeadline}
-	want := "retry: next attempt would be past the context deadline after 2 attempt(s) in 1s (next wait 1m0s): " + errThrottle.Error()
+	err := &GiveUpError{Attempts: 2, Elapsed: time.Second, Wait: time.Minute, Last: errThrottle, Reason: context.DeadlineExceeded}
+	want := "context deadline exceeded after 2 attempt(s) in 1s (next wait 1m0s): " + errThrottle.Error()
 	if got := err.Error(); got != want {
 		t.Errorf("Error() = %q\nwant %q", got, want)
 	}

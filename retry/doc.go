@@ -11,7 +11,7 @@
 // limit or the context's deadline: when it would, Do gives up at once.
 //
 // An attempt that transport.Transport did not send, because its wait for
-// quota would pass the deadline (transport.ErrDeadline), is a refusal
+// quota would pass the deadline (an *adaptive.WaitError), is a refusal
 // (ClassRefused), not a failure: Do gives up at once with ErrRefused unless
 // the context leaves time for that wait (op set a shorter deadline of its
 // own), in which case it retries after it. The caller should then give the

@@ -18,15 +18,13 @@ var (
 	ErrAttemptsExhausted = errors.New("retry: attempts exhausted")
 	// ErrElapsedExhausted: the next wait would end past the policy's MaxElapsed.
 	ErrElapsedExhausted = errors.New("retry: elapsed time limit reached")
-	// ErrDeadline: the next wait would end at or past the context's deadline.
-	ErrDeadline = errors.New("retry: next attempt would be past the context deadline")
 	// ErrBudgetExhausted: the tenant's retry budget has no retry left.
 	ErrBudgetExhausted = errors.New("retry: retry budget exhausted")
 	// ErrRefused: the last attempt was not sent, because its wait for quota
 	// (a *adaptive.WaitError, as transport.Transport returns) would have
 	// passed its deadline, and the call's context has no time for that
-	// wait either. Unlike ErrDeadline, the server never saw the attempt:
-	// the deadline is short for the tenant's quota. Call again with a
+	// wait either. Unlike a give-up for the deadline, the server never saw
+	// the attempt:	// the deadline is short for the tenant's quota. Call again with a
 	// longer deadline, or after GiveUpError.Wait.
 	ErrRefused = errors.New("retry: not sent: the wait for quota would pass the deadline")
 )
@@ -39,11 +37,15 @@ type GiveUpError struct {
 	Attempts int           // attempts made (calls of the operation)
 	Elapsed  time.Duration // from the first attempt to giving up
 	// Wait is the wait that was refused, when Reason is ErrElapsedExhausted
-	// or ErrDeadline: how long the next attempt would have had to wait; or,
+	// or context.DeadlineExceeded: how long the next attempt would have had to wait; or,
 	// when Reason is ErrRefused, the wait for quota the last attempt needed.
-	Wait   time.Duration
-	Last   error // the last attempt's error; nil if no attempt was made
-	Reason error // one of the Err* sentinels above, or the context's error
+	Wait time.Duration
+	Last error // the last attempt's error; nil if no attempt was made
+	// Reason is one of the Err* sentinels above, or a context error:
+	// context.DeadlineExceeded when the deadline passed, or when the next
+	// wait would end at or past it (Do does not begin a wait it cannot
+	// finish), and context.Canceled.
+	Reason error
 }
 
 // Error describes the reason and the last attempt's error, with URL queries

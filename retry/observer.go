@@ -35,15 +35,15 @@ type GiveUpEvent struct {
 	Key      quota.Key     // the tenant, quota.KeyFrom(ctx); the zero Key if none
 	Attempts int           // attempts made
 	Elapsed  time.Duration // from the first attempt to giving up
-	Wait     time.Duration // the wait that was refused (ErrElapsedExhausted, ErrDeadline) or needed (ErrRefused), else 0
+	Wait     time.Duration // the wait that was refused (ErrElapsedExhausted, context.DeadlineExceeded) or needed (ErrRefused), else 0
 	Class    Class         // the last attempt's class; ClassSuccess if no attempt was made
-	Reason   error         // one of the Err* sentinels, or the context's error
+	Reason   error         // as GiveUpError.Reason
 	Err      error         // the last attempt's error; nil if no attempt was made
 }
 
 // ReasonName returns a short, fixed name for ev.Reason, fit for a metric
-// label: "permanent", "attempts", "elapsed", "deadline" (ErrDeadline or
-// context.DeadlineExceeded), "refused" (ErrRefused), "budget", "canceled",
+// label: "permanent", "attempts", "elapsed", "deadline"
+// (context.DeadlineExceeded), "refused" (ErrRefused), "budget", "canceled",
 // or "other".
 func (ev GiveUpEvent) ReasonName() string {
 	switch {
@@ -53,7 +53,7 @@ func (ev GiveUpEvent) ReasonName() string {
 		return "attempts"
 	case errors.Is(ev.Reason, ErrElapsedExhausted):
 		return "elapsed"
-	case errors.Is(ev.Reason, ErrDeadline), errors.Is(ev.Reason, context.DeadlineExceeded):
+	case errors.Is(ev.Reason, context.DeadlineExceeded):
 		return "deadline"
 	case errors.Is(ev.Reason, ErrRefused):
 		return "refused"

@@ -98,7 +98,6 @@ func TestGiveUpReasonName(t *testing.T) {
 		{ErrPermanent, "permanent"},
 		{ErrAttemptsExhausted, "attempts"},
 		{ErrElapsedExhausted, "elapsed"},
-		{ErrDeadline, "deadline"},
 		{context.DeadlineExceeded, "deadline"},
 		{ErrRefused, "refused"},
 		{ErrBudgetExhausted, "budget"},

@@ -45,8 +45,8 @@ func TestDoGivesUpAtOnceOnRefusal(t *testing.T) {
 				}
 				g := giveUp(t, err)
 				var we *adaptive.WaitError
-				if !errors.Is(err, adaptive.ErrWouldExceedDeadline) || !errors.As(err, &we) || we.Wait != 5*time.Second {
-					t.Errorf("Do = %v: want it to match ErrWouldExceedDeadline and hold the *WaitError", err)
+				if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) || we.Wait != 5*time.Second {
+					t.Errorf("Do = %v: want it to match context.DeadlineExceeded and hold the *WaitError", err)
 				}
 				if g.Reason != ErrRefused || errors.Is(err, ErrPermanent) || g.Wait != 5*time.Second {
 					t.Errorf("reason %v, Wait %v; want not permanent, the 5s the Transport needed", g.Reason, g.Wait)
@@ -95,7 +95,7 @@ func TestCheckRetryStopsOnRefusal(t *testing.T) {
 	p := &Policy{NoBudget: true}
 	refused := &url.Error{Op: "Get", URL: "https://ecs.aliyuncs.com/", Err: refusal()}
 	ok, err := p.CheckRetry(context.Background(), nil, refused)
-	if ok || !errors.Is(err, ErrRefused) || !errors.Is(err, adaptive.ErrWouldExceedDeadline) {
-		t.Errorf("CheckRetry(refusal) = %v, %v; want false and an error matching ErrRefused and ErrWouldExceedDeadline", ok, err)
+	if ok || !errors.Is(err, ErrRefused) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("CheckRetry(refusal) = %v, %v; want false and an error matching ErrRefused and context.DeadlineExceeded", ok, err)
 	}
 }

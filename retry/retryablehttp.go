@@ -26,7 +26,7 @@ var (
 //
 // It stops with an error, which retryablehttp returns wrapped (%w) in its own,
 // when ctx is done (ctx.Err()), when the server's retry hint, capped at
-// MaxHint, would end at or past ctx's deadline (ErrDeadline), when the
+// MaxHint, would end at or past ctx's deadline (context.DeadlineExceeded), when the
 // Transport refused to send the request (ClassRefused: ErrRefused, wrapping
 // the refusal; Backoff cannot see the wait it needed, so it is not
 // retried), and when the tenant's budget has no retry left
@@ -55,7 +55,7 @@ func (p *Policy) CheckRetry(ctx context.Context, resp *http.Response, err error)
 	}
 	if hint := min(o.Hint, p.maxHint()); hint > 0 {
 		if dl, ok := ctx.Deadline(); ok && !now.Add(hint).Before(dl) {
-			return false, fmt.Errorf("%w: the server asked to wait %v", ErrDeadline, hint)
+			return false, fmt.Errorf("retry: the server asked to wait %v, past the deadline: %w", hint, context.DeadlineExceeded)
 		}
 	}
 	if b != nil && !b.Withdraw(key, now) {

@@ -56,7 +56,7 @@ func TestCheckRetry(t *testing.T) {
 		{"network POST", context.Background(), p, nil, resetPost, false, nil},
 		{"network GET", context.Background(), p, nil, &url.Error{Op: "Get", URL: "u", Err: io.ErrUnexpectedEOF}, true, nil},
 		{"budget", context.Background(), &Policy{Budget: NewBudget(BudgetConfig{Ratio: -1, MinPerSecond: -1})}, newResponse("GET", 429, nil, ""), nil, false, ErrBudgetExhausted},
-		{"hint past deadline", shortCtx(t, 30*time.Second), p, newResponse("GET", 429, http.Header{"Retry-After": {"45"}}, ""), nil, false, ErrDeadline},
+		{"hint past deadline", shortCtx(t, 30*time.Second), p, newResponse("GET", 429, http.Header{"Retry-After": {"45"}}, ""), nil, false, context.DeadlineExceeded},
 		{"hint before deadline", shortCtx(t, 30*time.Second), p, newResponse("GET", 429, http.Header{"Retry-After": {"15"}}, ""), nil, true, nil},
 		{"capped hint before deadline", shortCtx(t, 90*time.Second), p, newResponse("GET", 429, http.Header{"Retry-After": {"3600"}}, ""), nil, true, nil},
 	}

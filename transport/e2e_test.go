@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -151,8 +152,8 @@ func TestDeadlineFailsFast(t *testing.T) {
 
 		start := time.Now()
 		_, err = send(100 * time.Millisecond)
-		if !errors.Is(err, ErrDeadline) {
-			t.Fatalf("second request: err = %v, want ErrDeadline", err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("second request: err = %v, want context.DeadlineExceeded", err)
 		}
 		var we *adaptive.WaitError
 		if !errors.As(err, &we) || we.Wait < 500*time.Millisecond {
@@ -313,4 +314,48 @@ func TestInFlightCapFound(t *testing.T) {
 	if th := got.ThrottledShare(); th > 0.01 {
 		t.Errorf("%.2f%% throttled, want ≤ 1%%", 100*th)
 	}
+}
+
+// TestClientDeadline checks the plain net/http path as the README shows
+// it, an http.Client over a Transport, against a quota of 1 per 5 s that
+// the gateway tells on every answer: a request given 500 ms returns at
+// once, unsent, with an error matching context.DeadlineExceeded. It is a
+// regression test of what the v1 SDK path was made to match.
+func TestClientDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{
+			Quotas:  []fakecloud.Quota{{API: "DescribeInstances", Limit: 1, Window: 5 * time.Second}},
+			Headers: fakecloud.HeadersAlibaba, HeadersOnEveryAnswer: true,
+		})
+		client := &http.Client{Transport: New(cloud.RoundTripper(), Config{})}
+		get := func(ctx context.Context) error {
+			req, err := fakecloud.NewRequest(ctx, endpoint, "AK1", "DescribeInstances")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}
+		if err := get(t.Context()); err != nil {
+			t.Fatalf("first request: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := get(ctx)
+		if took := time.Since(start); took > 600*time.Millisecond {
+			t.Errorf("the request took %v, want ≤ 600 ms: its deadline was 500 ms", took)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want one matching context.DeadlineExceeded", err)
+		}
+		time.Sleep(10 * time.Second)
+		if got := cloud.Stats().Total.Requests; got != 1 {
+			t.Errorf("the gateway saw %d requests, want 1: the refused one was sent", got)
+		}
+	})
 }

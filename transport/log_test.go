@@ -70,8 +70,8 @@ func TestLogThrottlePauseRefusal(t *testing.T) {
 					send(t, t.Context(), tr, akid)
 				}
 				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-				if _, err := send(t, ctx, tr, akid); !errors.Is(err, ErrDeadline) {
-					t.Errorf("during the pause: %v, want ErrDeadline", err)
+				if _, err := send(t, ctx, tr, akid); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("during the pause: %v, want context.DeadlineExceeded", err)
 				}
 				cancel()
 				ctx, cancel = context.WithCancel(t.Context())

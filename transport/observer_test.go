@@ -128,7 +128,7 @@ func TestObserverResults(t *testing.T) {
 		cancel()
 		ev = rec.last(t)
 		var we *adaptive.WaitError
-		if !errors.Is(err, ErrDeadline) || ev.Result != ResultRefused || !errors.As(ev.Err, &we) || we.Reason != "pause" {
+		if !errors.Is(err, context.DeadlineExceeded) || ev.Result != ResultRefused || !errors.As(ev.Err, &we) || we.Reason != "pause" {
 			t.Errorf("during the pause: err %v, event %+v; want refused for the pause", err, ev)
 		}
 

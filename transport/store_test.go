@@ -613,8 +613,8 @@ func TestStoreCancelsUnsent(t *testing.T) {
 		defer cancel()
 		_, err := send(t, ctx, tr, "AK1") // its turn is 1 s after the first
 		var we *adaptive.WaitError
-		if !errors.Is(err, ErrDeadline) || !errors.As(err, &we) || we.Reason != reasonShared {
-			t.Fatalf("with 500 ms to go: %v, want ErrDeadline for the shared rate", err)
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) || we.Reason != reasonShared {
+			t.Fatalf("with 500 ms to go: %v, want context.DeadlineExceeded for the shared rate", err)
 		}
 		ctx, cancel = context.WithCancel(t.Context())
 		time.AfterFunc(100*time.Millisecond, cancel)
@@ -658,7 +658,7 @@ func TestStoreSharesPauses(t *testing.T) {
 		defer cancel()
 		var we *adaptive.WaitError
 		if _, err := send(t, ctx, b, "AK1"); !errors.As(err, &we) || we.Reason != reasonShared || we.Wait < 50*time.Second {
-			t.Fatalf("B during A's pause: %v, want ErrDeadline for the shared pause of about a minute", err)
+			t.Fatalf("B during A's pause: %v, want context.DeadlineExceeded for the shared pause of about a minute", err)
 		}
 		if n := cloud.Stats().Total.Requests; n != 3 {
 			t.Errorf("the server saw %d requests, want 3", n)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/breaker"
+	"github.com/tollgate-go/tollgate/internal/call"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -22,8 +23,12 @@ import (
 // resent), returns every answer exactly as received (status, headers and the
 // whole body, throttles included) with a nil error, closes the request body
 // when it refuses a request, and honours the request's context: a wait that
-// could not end before the context's deadline fails at once with an error
-// that matches ErrDeadline.
+// could not end before the context's deadline fails at once, unsent, with a
+// *adaptive.WaitError, which matches context.DeadlineExceeded and says how
+// long the wait would have been. Retrying within the same deadline would
+// be refused again: give the call a longer deadline, or send it again no
+// sooner than that wait. retry.Do gives up on it at once with
+// retry.ErrRefused unless its context has time for the wait.
 //
 // RoundTrip returns as soon as the next RoundTripper does. An error answer's
 // code (Throttling.User, ServiceUnavailable) is in its body, which may be
@@ -80,17 +85,6 @@ type Transport struct {
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
-
-// ErrDeadline is matched (errors.Is) by the error RoundTrip returns when the
-// request's deadline would pass before the tenant's quota allowed it to be
-// sent. The request was not sent. errors.As with *adaptive.WaitError gives
-// the wait that would have been needed. Retrying at once within the same
-// deadline would be refused again: give the call a longer deadline, or send
-// it again no sooner than that wait. retry.Do classifies it as
-// retry.ClassRefused and gives up at once with retry.ErrRefused (both
-// sentinels match what it returns) unless its context has time for the
-// wait.
-var ErrDeadline = adaptive.ErrWouldExceedDeadline
 
 // ErrCircuitOpen is matched (errors.Is) by the error RoundTrip returns when
 // the tenant's circuit breaker (Config.Breaker) is open, or opened again
@@ -171,6 +165,7 @@ func (t *Transport) transport() http.RoundTripper {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	key, lim := t.tenant(req)
+	call.SetKey(req.Context(), key) // so that retry.Do spends this tenant's budget
 	if t.full {
 		return t.fullRoundTrip(req, key, lim)
 	}

@@ -1,82 +1,108 @@
-package aliyun_test
+package v1sdk_test
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
 
-	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
-	"github.com/alibabacloud-go/tea/dara"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 
-	"github.com/tollgate-go/tollgate/aliyun"
-	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/aliyun/v1sdk"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
-// A v1 SDK client is wrapped once; every call then waits for the account's
-// quota, and Call retries throttles by calling the SDK again. (The fake
-// gateway stands in for Alibaba Cloud here: in production, leave
-// conf.Transport alone and drop the Scheme and Domain lines.)
-func ExampleWrap() {
-	cloud := fakecloud.New(fakecloud.Config{})
-	conf := sdk.NewConfig()
-	conf.Transport = cloud.RoundTripper()
+// ecsGateway stands in for Alibaba Cloud's ECS endpoint: it answers every
+// DescribeInstances call as the real one does, with one instance.
+func ecsGateway() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"RequestId":"8E1A2C","TotalCount":1,"PageNumber":1,"PageSize":10,"Instances":{"Instance":[]}}`)
+	}))
+}
 
-	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential("LTAI5tEXAMPLE", "secret"))
+// describe calls DescribeInstances on the test gateway. In production,
+// leave Scheme and Domain alone: the SDK finds the region's endpoint.
+func describe(client *ecs.Client, gateway string) (*ecs.DescribeInstancesResponse, error) {
+	req := ecs.CreateDescribeInstancesRequest()
+	u, _ := url.Parse(gateway)
+	req.Scheme, req.Domain = u.Scheme, u.Host
+	return client.DescribeInstances(req)
+}
+
+// Wrap one client and keep the Transport it returns; Share it with the
+// clients of the other goroutines. Each call has a deadline, which bounds
+// its wait for quota too.
+func Example() {
+	gateway := ecsGateway()
+	defer gateway.Close()
+
+	client, err := ecs.NewClientWithAccessKey("cn-hangzhou", "LTAI5tEXAMPLE", "secret")
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
-	if _, err := aliyun.Wrap(&client.Client, transport.Config{}); err != nil {
-		fmt.Println(err)
-		return
+	tr, err := v1sdk.Wrap(&client.Client, transport.Config{}) // keep tr: Share it
+	if err != nil {
+		panic(err)
 	}
 
-	resp, err := aliyun.Call(context.Background(), nil, func(context.Context) (*ecs.DescribeInstancesResponse, error) {
-		req := ecs.CreateDescribeInstancesRequest()
-		req.Scheme, req.Domain = "http", "ecs.cn-hangzhou.aliyuncs.com"
-		return client.DescribeInstances(req)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := v1sdk.Call(ctx, &client.Client, nil, func(context.Context) (*ecs.DescribeInstancesResponse, error) {
+		return describe(client, gateway.URL)
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(resp.TotalCount, "instance")
+	_ = tr // give it to v1sdk.Share for the clients of other goroutines
 	// Output: 1 instance
 }
 
-// The v2 SDK takes an HTTPClient in its Config. (Next points it at the fake
-// gateway here; in production leave it nil.)
-func ExampleNewHTTPClient() {
-	cloud := fakecloud.New(fakecloud.Config{})
-	hc := aliyun.NewHTTPClient(transport.Config{})
-	hc.Next = cloud.RoundTripper()
+// Goroutines each have their own client (the SDK's Client is not safe for
+// concurrent use), all routed through one Transport, so that they share
+// the account's quota.
+func ExampleShare() {
+	gateway := ecsGateway()
+	defer gateway.Close()
 
-	client, err := openapi.NewClient(&openapi.Config{
-		AccessKeyId:     dara.String("LTAI5tEXAMPLE"),
-		AccessKeySecret: dara.String("secret"),
-		Endpoint:        dara.String("ecs.cn-hangzhou.aliyuncs.com"),
-		Protocol:        dara.String("HTTP"),
-		HttpClient:      hc,
-	})
+	first, err := ecs.NewClientWithAccessKey("cn-hangzhou", "LTAI5tEXAMPLE", "secret")
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
-	params := &openapi.Params{
-		Action: dara.String("DescribeInstances"), Version: dara.String("2014-05-26"),
-		Protocol: dara.String("HTTP"), Method: dara.String("POST"), AuthType: dara.String("AK"),
-		Style: dara.String("RPC"), Pathname: dara.String("/"), ReqBodyType: dara.String("json"), BodyType: dara.String("json"),
-	}
-	resp, err := aliyun.Call(context.Background(), nil, func(context.Context) (map[string]any, error) {
-		return client.CallApi(params, &openapi.OpenApiRequest{}, &dara.RuntimeOptions{})
-	})
+	tr, err := v1sdk.Wrap(&first.Client, transport.Config{})
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
-	fmt.Println(resp["statusCode"])
-	// Output: 200
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for range 4 {
+		client, err := ecs.NewClientWithAccessKey("cn-hangzhou", "LTAI5tEXAMPLE", "secret")
+		if err != nil {
+			panic(err)
+		}
+		if err := v1sdk.Share(&client.Client, tr); err != nil {
+			panic(err)
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := v1sdk.Call(ctx, &client.Client, nil, func(context.Context) (*ecs.DescribeInstancesResponse, error) {
+				return describe(client, gateway.URL)
+			}); err != nil {
+				fmt.Println(err)
+				return
+			}
+			ok.Add(1)
+		})
+	}
+	wg.Wait()
+	fmt.Println(ok.Load(), "calls through one Transport")
+	// Output: 4 calls through one Transport
 }

@@ -1,6 +1,7 @@
-package aliyun
+package v1sdk
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,13 +11,9 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/internal/sdkload"
+	"github.com/tollgate-go/tollgate/retry"
 	"github.com/tollgate-go/tollgate/transport"
-)
-
-// Credentials the tests use, distinctive so a scan for them cannot miss.
-const (
-	testAKID   = "LTAI5tTESTAKIDxLEAKCHECK"
-	testSecret = "TESTSECRETxLEAKCHECKxxxxxxxxx"
 )
 
 // newECS returns a v1 SDK ECS client that reaches cloud in memory, routed
@@ -36,7 +33,7 @@ func newECSClient(t *testing.T, cloud *fakecloud.Cloud) *ecs.Client {
 	t.Helper()
 	conf := sdk.NewConfig()
 	conf.Transport = cloud.RoundTripper()
-	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential(testAKID, testSecret))
+	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential(sdkload.AKID, sdkload.Secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +57,12 @@ func TestV1SDKThroughTollgate(t *testing.T) {
 		const limit = 20
 		cloud := fakecloud.New(fakecloud.Config{
 			Quotas: []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: time.Second}},
-			Faults: latency,
+			Faults: sdkload.Latency,
 		})
 		// One client per worker: the v1 SDK's Client is not safe for
 		// concurrent use. They share one Transport.
 		_, tr := newECS(t, cloud, transport.Config{})
-		sdkLoad(t, cloud, limit, func() func() error {
+		sdkload.Run(t, cloud, limit, func() sdkload.Call {
 			client, _ := newECS(t, cloud, transport.Config{})
 			if err := Share(&client.Client, tr); err == nil {
 				t.Error("Share of a client that Wrap already routed: want an error")
@@ -74,8 +71,10 @@ func TestV1SDKThroughTollgate(t *testing.T) {
 			if err := Share(&client.Client, tr); err != nil {
 				t.Fatal(err)
 			}
-			return func() error {
-				_, err := describe(client)
+			return func(ctx context.Context, p *retry.Policy) error {
+				_, err := Call(ctx, &client.Client, p, func(context.Context) (*ecs.DescribeInstancesResponse, error) {
+					return describe(client)
+				})
 				return err
 			}
 		})

@@ -1,4 +1,4 @@
-package aliyun
+package v1sdk
 
 import (
 	"crypto/tls"
@@ -20,9 +20,10 @@ import (
 const defaultConnectTimeout = 5 * time.Second
 
 // Wrap routes a v1 SDK client (github.com/aliyun/alibaba-cloud-sdk-go/sdk)
-// through a tollgate Transport made from cfg, and returns that Transport so
-// its tenants' limiters can be inspected. Service clients embed *sdk.Client:
-// pass &ecsClient.Client.
+// through a new tollgate Transport made from cfg, and returns that
+// Transport: keep it, and route the other clients of the account through
+// it with Share, so that they share the tenants' limiters. Service clients
+// embed *sdk.Client: pass &ecsClient.Client.
 //
 // Once its transport is not an *http.Transport, the SDK stops applying its
 // connect timeout, proxy and TLS settings, so Wrap carries them over into the
@@ -32,21 +33,19 @@ const defaultConnectTimeout = 5 * time.Second
 // the next RoundTripper (an *http.Transport is cloned, then given those
 // settings).
 //
-// Wrap records the Transport in the client's Config and turns the SDK's
-// AutoRetry off: it resends 5xx answers back to back, with no backoff and no
-// regard for the quota. Retry with Call (or retry.Do) around the SDK call
-// instead.
+// Wrap turns the SDK's AutoRetry off: it resends 5xx answers back to back,
+// with no backoff and no regard for the quota. Make the calls with Call,
+// which retries by calling the SDK again and carries the call's context
+// into the Transport.
 //
-// The SDK's http.Client.Timeout (the client's read timeout, 10 s by default)
-// covers the whole round trip, including any time spent waiting for quota in
-// the Transport. A wait that cannot end within it fails at once with an
-// error matching transport.ErrDeadline. Under a tight quota, raise it with
-// client.SetReadTimeout.
+// The SDK's http.Client.Timeout (the client's read timeout, 10 s by
+// default) covers the whole round trip, including any time spent waiting
+// for quota in the Transport; the context given to Call bounds it too.
 //
 // The v1 SDK's Client is not safe for concurrent use: each call writes its
 // http.Client's Timeout (sdk.Client.setTimeout), a data race when calls
 // overlap. Give each goroutine its own client and route them all through
-// one Transport with Share, so they share the tenants' limiters.
+// one Transport with Share.
 func Wrap(client *sdk.Client, cfg transport.Config) (*transport.Transport, error) {
 	if err := checkClient(client); err != nil {
 		return nil, err
@@ -60,9 +59,9 @@ func Wrap(client *sdk.Client, cfg transport.Config) (*transport.Transport, error
 	return t, nil
 }
 
-// Share routes another v1 SDK client through t, a Transport made by Wrap, so
-// that many clients (one per goroutine, see Wrap) share one set of tenant
-// limiters. t keeps the next RoundTripper it was made with, and so the
+// Share routes another v1 SDK client through t, a Transport made by Wrap
+// (or transport.New), so that many clients (one per goroutine, see Wrap)
+// share one set of tenant limiters. t keeps the next RoundTripper it was made with, and so the
 // connect timeout, proxy and TLS settings of the client given to Wrap. Like
 // Wrap, Share turns the client's AutoRetry off.
 func Share(client *sdk.Client, t *transport.Transport) error {
@@ -70,7 +69,7 @@ func Share(client *sdk.Client, t *transport.Transport) error {
 		return err
 	}
 	if t == nil {
-		return errors.New("aliyun: Share needs a Transport, e.g. the one Wrap returned")
+		return errors.New("v1sdk: Share needs a Transport, e.g. the one Wrap returned")
 	}
 	route(client, t)
 	return nil
@@ -78,19 +77,22 @@ func Share(client *sdk.Client, t *transport.Transport) error {
 
 func checkClient(client *sdk.Client) error {
 	if client == nil || client.GetConfig() == nil {
-		return errors.New("aliyun: need an initialised *sdk.Client (made by sdk or a service's NewClient… function)")
+		return errors.New("v1sdk: need an initialised *sdk.Client (made by sdk or a service's NewClient… function)")
 	}
-	if _, ok := client.GetConfig().Transport.(*transport.Transport); ok {
-		return errors.New("aliyun: client is already routed through a tollgate Transport")
+	if _, ok := client.GetConfig().Transport.(*clientTransport); ok {
+		return errors.New("v1sdk: client is already routed through a tollgate Transport")
 	}
 	return nil
 }
 
-// route sets t as the client's transport and turns off its own retries.
+// route sends the client's requests through t, by a clientTransport of
+// its own that Call binds to each call's context, and turns off its own
+// retries.
 func route(client *sdk.Client, t *transport.Transport) {
-	client.SetTransport(t)
+	ct := &clientTransport{next: t}
+	client.SetTransport(ct)
 	conf := client.GetConfig()
-	conf.Transport = t // so that GetConfig tells, and a second Wrap sees it
+	conf.Transport = ct // so that GetConfig tells, and Call and a second Wrap see it
 	conf.AutoRetry = false
 	conf.MaxRetryTime = 0
 }
@@ -148,7 +150,7 @@ func proxyFunc(client *sdk.Client) (func(*http.Request) (*url.URL, error), error
 		}
 		u, err := url.Parse(raw)
 		if err != nil {
-			return nil, fmt.Errorf("aliyun: client proxy: %w", err)
+			return nil, fmt.Errorf("v1sdk: client proxy: %w", err)
 		}
 		proxies[i] = u
 	}
@@ -160,7 +162,7 @@ func proxyFunc(client *sdk.Client) (func(*http.Request) (*url.URL, error), error
 			}
 			re, err := regexp.Compile(v)
 			if err != nil {
-				return nil, fmt.Errorf("aliyun: client no-proxy entry %q: %w", v, err)
+				return nil, fmt.Errorf("v1sdk: client no-proxy entry %q: %w", v, err)
 			}
 			skip = append(skip, re)
 		}

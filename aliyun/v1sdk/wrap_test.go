@@ -1,4 +1,4 @@
-package aliyun
+package v1sdk
 
 import (
 	"context"
@@ -8,20 +8,20 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 
+	"github.com/tollgate-go/tollgate/internal/sdkload"
 	"github.com/tollgate-go/tollgate/retry"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
 func TestWrapSettings(t *testing.T) {
 	conf := sdk.NewConfig().WithAutoRetry(true).WithMaxRetryTime(3)
-	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential(testAKID, testSecret))
+	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential(sdkload.AKID, sdkload.Secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestWrapNil(t *testing.T) {
 type signatureMismatch struct{}
 
 func (signatureMismatch) RoundTrip(req *http.Request) (*http.Response, error) {
-	stringToSign := "POST&%2F&AccessKeyId%3D" + testAKID + "%26Action%3DDescribeInstances%26Signature%3Dabc"
+	stringToSign := "POST&%2F&AccessKeyId%3D" + sdkload.AKID + "%26Action%3DDescribeInstances%26Signature%3Dabc"
 	body := `{"RequestId":"R1","HostId":"ecs.aliyuncs.com","Code":"SignatureDoesNotMatch",` +
 		`"Message":"Specified signature is not matched with our calculation. server string to sign is:` + stringToSign + `"}`
 	return &http.Response{
@@ -107,7 +107,7 @@ func (signatureMismatch) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestCallRedactsAndStops(t *testing.T) {
 	conf := sdk.NewConfig()
 	conf.Transport = signatureMismatch{}
-	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential(testAKID, testSecret))
+	client, err := ecs.NewClientWithOptions("cn-hangzhou", conf, credentials.NewAccessKeyCredential(sdkload.AKID, sdkload.Secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestCallRedactsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	attempts := 0
-	_, err = Call(context.Background(), nil, func(context.Context) (*ecs.DescribeInstancesResponse, error) {
+	_, err = Call(context.Background(), &client.Client, nil, func(context.Context) (*ecs.DescribeInstancesResponse, error) {
 		attempts++
 		return describe(client)
 	})
@@ -126,35 +126,13 @@ func TestCallRedactsAndStops(t *testing.T) {
 	if !errors.As(err, &se) || se.ErrorCode() != "SignatureDoesNotMatch" {
 		t.Fatalf("err = %v, want it to unwrap to the SDK's ServerError", err)
 	}
-	if !strings.Contains(se.Error(), testAKID) {
+	if !strings.Contains(se.Error(), sdkload.AKID) {
 		t.Fatal("the SDK's own error text no longer quotes the AccessKeyId: this test checks nothing")
 	}
 	if !errors.Is(err, retry.ErrPermanent) {
 		t.Errorf("err = %v, want retry.ErrPermanent", err)
 	}
-	if text := err.Error(); strings.Contains(text, testAKID) || !strings.Contains(text, "SignatureDoesNotMatch") {
+	if text := err.Error(); strings.Contains(text, sdkload.AKID) || !strings.Contains(text, "SignatureDoesNotMatch") {
 		t.Errorf("error text %q: want the code and no AccessKeyId", text)
-	}
-}
-
-func TestWrapError(t *testing.T) {
-	if WrapError(nil) != nil {
-		t.Error("WrapError(nil) != nil")
-	}
-	server := sdkerrors.NewServerError(400, `{"Code":"Throttling.User","Message":"Request was denied due to user flow control."}`, "").(*sdkerrors.ServerError)
-	server.RespHeaders = map[string][]string{"X-Acs-Retry-After": {"1500"}}
-	var e *Error
-	if !errors.As(WrapError(server), &e) {
-		t.Fatal("not an *Error")
-	}
-	if e.Code != "Throttling.User" || e.Status != 400 || e.Header().Get("X-Acs-Retry-After") != "1500" {
-		t.Errorf("WrapError = %+v", e)
-	}
-	if got := WrapError(e); got != error(e) {
-		t.Error("an *Error was wrapped twice")
-	}
-	o := retry.Classify(nil, WrapError(server), time.Now())
-	if o.Class != retry.ClassThrottle || o.Hint.Milliseconds() != 1500 {
-		t.Errorf("retry.Classify = %+v, want a throttle with a 1.5 s hint", o)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/aliyun"
+	"github.com/tollgate-go/tollgate/aliyun/v1sdk"
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/metrics"
@@ -362,11 +363,11 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 				t0 := time.Now()
 				var err error
 				if m.tollgate {
-					_, err = aliyun.Call(runCtx, f.policies[p], func(context.Context) (*ecs.DescribeInstancesResponse, error) { return describe(client, p) })
+					_, err = v1sdk.Call(runCtx, &client.Client, f.policies[p], func(context.Context) (*ecs.DescribeInstancesResponse, error) { return describe(client, p) })
 				} else {
 					_, err = describe(client, p)
 				}
-				if err != nil && (runCtx.Err() != nil || errors.Is(err, retry.ErrDeadline) || errors.Is(err, retry.ErrRefused)) {
+				if err != nil && (runCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, retry.ErrRefused)) {
 					if runCtx.Err() == nil && errors.Is(err, transport.ErrCircuitOpen) {
 						cut.Add(1) // the breaker's wait outlasts the run
 					}

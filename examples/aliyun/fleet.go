@@ -6,7 +6,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tollgate-go/tollgate/aliyun"
+	"github.com/tollgate-go/tollgate/aliyun/v1sdk"
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/redisquota"
 	"github.com/tollgate-go/tollgate/retry"
@@ -29,8 +29,8 @@ type fleet struct {
 
 // newFleet builds o.processes Transports as m says and routes the SDK
 // clients through them round-robin: client i goes through Transport
-// i % o.processes, the first of each wrapped with aliyun.Wrap and the rest
-// shared to it with aliyun.Share. clients holds at least o.processes.
+// i % o.processes, the first of each wrapped with v1sdk.Wrap and the rest
+// shared to it with v1sdk.Share. clients holds at least o.processes.
 // With m.store the stores share a prefix of keys unique to the run. Close
 // the fleet when the run ends.
 func newFleet(o options, m mode, clients []*ecs.Client) (*fleet, error) {
@@ -67,13 +67,13 @@ func newFleet(o options, m mode, clients []*ecs.Client) (*fleet, error) {
 		if f.watch != nil {
 			cfg.Observer = f.watch
 		}
-		tr, err := aliyun.Wrap(&clients[p].Client, cfg)
+		tr, err := v1sdk.Wrap(&clients[p].Client, cfg)
 		if err != nil {
 			f.close()
 			return nil, err
 		}
 		for i := p + o.processes; i < len(clients); i += o.processes {
-			if err := aliyun.Share(&clients[i].Client, tr); err != nil {
+			if err := v1sdk.Share(&clients[i].Client, tr); err != nil {
 				f.close()
 				return nil, err
 			}

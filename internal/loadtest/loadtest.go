@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 )
@@ -53,7 +52,7 @@ func (l *Load) Run(ctx context.Context, t testing.TB, rt http.RoundTripper, akid
 				l.took(start)
 				var oe *breaker.OpenError
 				switch {
-				case errors.Is(err, adaptive.ErrWouldExceedDeadline):
+				case errors.Is(err, context.DeadlineExceeded):
 					// The run ends before this worker's turn would come.
 					<-ctx.Done()
 					return

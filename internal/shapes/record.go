@@ -1,6 +1,7 @@
 package shapes
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -124,13 +125,18 @@ func failureReason(err error) string {
 		{retry.ErrAttemptsExhausted, "attempts"},
 		{retry.ErrElapsedExhausted, "elapsed"},
 		{retry.ErrRefused, "refused"},
-		{retry.ErrDeadline, "deadline"},
-		{transport.ErrDeadline, "refused"},
 		{retry.ErrPermanent, "permanent"},
 	} {
 		if errors.Is(err, e.err) {
 			return e.name
 		}
+	}
+	var we *adaptive.WaitError
+	switch {
+	case errors.As(err, &we):
+		return "refused" // by the Transport, with no retry.Do above it
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline"
 	}
 	return "other"
 }
