@@ -14,7 +14,7 @@ import "time"
 // ResetAt. The window length itself is not given, so Window stays unknown.
 // The two headers are two quotas: the more restrictive pair wins (see pick).
 func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint, horizon time.Duration) {
-	o.Sources |= SourceAlibaba
+	o.Signals |= SignalAlibaba
 	var r reading
 	for i, vs := range [2][]string{api, user} {
 		if vs == nil {
@@ -22,7 +22,7 @@ func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint, ho
 		}
 		x, bad := alibabaReading(vs, now, maxHint, horizon)
 		if bad {
-			o.Malformed |= SourceAlibaba
+			o.Malformed |= SignalAlibaba
 		}
 		if i == 0 {
 			r = x

@@ -10,7 +10,7 @@ func TestAlibabaHeaders(t *testing.T) {
 	const (
 		lr  = FieldLimit | FieldRemaining
 		lrr = FieldLimit | FieldRemaining | FieldReset
-		ali = SourceAlibaba
+		ali = SignalAlibaba
 	)
 	tests := []struct {
 		name string
@@ -95,8 +95,8 @@ func FuzzAlibabaHeader(f *testing.F) {
 		h := http.Header{"X-Ratelimit-User-Api": {api}, "X-Ratelimit-User": {user, api}}
 		o := new(Parser).ParseParts(http.StatusBadRequest, h, nil, now)
 		invariants(t, o, now, 0)
-		if o.Sources != SourceAlibaba {
-			t.Fatalf("Sources = %b", o.Sources)
+		if o.Signals != SignalAlibaba {
+			t.Fatalf("Signals = %b", o.Signals)
 		}
 	})
 }

@@ -93,40 +93,40 @@ func TestClassify(t *testing.T) {
 		code      string
 		throttled bool
 		transient bool
-		sources   Source
+		sources   Signal
 	}{
 		{"ok", nil, 200, nil, "", "", false, false, 0},
-		{"alibaba 400 throttle", nil, 400, nil, aliThrottle, "Throttling.User", true, false, SourceBody},
-		{"alibaba 503 throttle", nil, 503, nil, `{"Code":"Throttling"}`, "Throttling", true, false, SourceBody},
-		{"alibaba 429 throttle", nil, 429, nil, `{"Code":"Throttling.Api"}`, "Throttling.Api", true, false, SourceBody},
-		{"rejected", nil, 400, nil, `{"Code":"Rejected.Throttling"}`, "Rejected.Throttling", true, false, SourceBody},
-		{"429 no body", nil, 429, nil, "", "", true, false, SourceStatus},
-		{"429 other code", nil, 429, nil, `{"Code":"ServiceUnavailable"}`, "ServiceUnavailable", true, false, SourceBody | SourceStatus},
-		{"503 ServiceUnavailable", nil, 503, nil, `{"Code":"ServiceUnavailable"}`, "ServiceUnavailable", false, true, SourceBody},
-		{"500 ServiceUnavailable", nil, 500, nil, `{"Code":"ServiceUnavailable"}`, "ServiceUnavailable", false, true, SourceBody},
-		{"503 no body", nil, 503, nil, "", "", false, true, SourceStatus},
-		{"503 html", nil, 503, nil, "<html>down</html>", "", false, true, SourceStatus},
-		{"502", nil, 502, nil, "", "", false, true, SourceStatus},
-		{"504", nil, 504, nil, "", "", false, true, SourceStatus},
+		{"alibaba 400 throttle", nil, 400, nil, aliThrottle, "Throttling.User", true, false, SignalBody},
+		{"alibaba 503 throttle", nil, 503, nil, `{"Code":"Throttling"}`, "Throttling", true, false, SignalBody},
+		{"alibaba 429 throttle", nil, 429, nil, `{"Code":"Throttling.Api"}`, "Throttling.Api", true, false, SignalBody},
+		{"rejected", nil, 400, nil, `{"Code":"Rejected.Throttling"}`, "Rejected.Throttling", true, false, SignalBody},
+		{"429 no body", nil, 429, nil, "", "", true, false, SignalStatus},
+		{"429 other code", nil, 429, nil, `{"Code":"ServiceUnavailable"}`, "ServiceUnavailable", true, false, SignalBody | SignalStatus},
+		{"503 ServiceUnavailable", nil, 503, nil, `{"Code":"ServiceUnavailable"}`, "ServiceUnavailable", false, true, SignalBody},
+		{"500 ServiceUnavailable", nil, 500, nil, `{"Code":"ServiceUnavailable"}`, "ServiceUnavailable", false, true, SignalBody},
+		{"503 no body", nil, 503, nil, "", "", false, true, SignalStatus},
+		{"503 html", nil, 503, nil, "<html>down</html>", "", false, true, SignalStatus},
+		{"502", nil, 502, nil, "", "", false, true, SignalStatus},
+		{"504", nil, 504, nil, "", "", false, true, SignalStatus},
 		{"500", nil, 500, nil, "", "", false, false, 0},
-		{"400 other code", nil, 400, nil, `{"Code":"InvalidParameter"}`, "InvalidParameter", false, false, SourceBody},
+		{"400 other code", nil, 400, nil, `{"Code":"InvalidParameter"}`, "InvalidParameter", false, false, SignalBody},
 		{"200 with a throttle body is not read", nil, 200, nil, aliThrottle, "", false, false, 0},
-		{"200 exhausted is not a throttle", nil, 200, header("X-RateLimit-Remaining", "0"), "", "", false, false, SourceXRateLimit},
-		{"403 exhausted (GitHub)", nil, 403, header("X-RateLimit-Remaining", "0"), `{"message":"API rate limit exceeded"}`, "", true, false, SourceXRateLimit | SourceStatus},
-		{"403 with retry hint (GitHub)", nil, 403, header("Retry-After", "60"), "", "", true, false, SourceRetryAfter | SourceStatus},
-		{"403 otherwise", nil, 403, header("X-RateLimit-Remaining", "10"), `{"Code":"Forbidden.RAM"}`, "Forbidden.RAM", false, false, SourceXRateLimit | SourceBody},
-		{"custom throttle code", custom, 400, nil, `{"Code":"flow.limited"}`, "flow.limited", true, false, SourceBody},
-		{"custom transient code", custom, 500, nil, `{"Code":"InternalError"}`, "InternalError", false, true, SourceBody},
-		{"builtin codes still known", custom, 400, nil, aliThrottle, "Throttling.User", true, false, SourceBody},
-		{"unknown code on zero parser", nil, 400, nil, `{"Code":"Flow.Limited"}`, "Flow.Limited", false, false, SourceBody},
+		{"200 exhausted is not a throttle", nil, 200, header("X-RateLimit-Remaining", "0"), "", "", false, false, SignalXRateLimit},
+		{"403 exhausted (GitHub)", nil, 403, header("X-RateLimit-Remaining", "0"), `{"message":"API rate limit exceeded"}`, "", true, false, SignalXRateLimit | SignalStatus},
+		{"403 with retry hint (GitHub)", nil, 403, header("Retry-After", "60"), "", "", true, false, SignalRetryAfter | SignalStatus},
+		{"403 otherwise", nil, 403, header("X-RateLimit-Remaining", "10"), `{"Code":"Forbidden.RAM"}`, "Forbidden.RAM", false, false, SignalXRateLimit | SignalBody},
+		{"custom throttle code", custom, 400, nil, `{"Code":"flow.limited"}`, "flow.limited", true, false, SignalBody},
+		{"custom transient code", custom, 500, nil, `{"Code":"InternalError"}`, "InternalError", false, true, SignalBody},
+		{"builtin codes still known", custom, 400, nil, aliThrottle, "Throttling.User", true, false, SignalBody},
+		{"unknown code on zero parser", nil, 400, nil, `{"Code":"Flow.Limited"}`, "Flow.Limited", false, false, SignalBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.p.ParseParts(tt.status, tt.h, []byte(tt.body), now)
 			invariants(t, o, now, 0)
-			if o.Code != tt.code || o.Throttled != tt.throttled || o.Transient != tt.transient || o.Sources != tt.sources || o.Status != tt.status {
+			if o.Code != tt.code || o.Throttled != tt.throttled || o.Transient != tt.transient || o.Signals != tt.sources || o.Status != tt.status {
 				t.Fatalf("got code %q throttled %v transient %v sources %07b status %d; want %q %v %v %07b",
-					o.Code, o.Throttled, o.Transient, o.Sources, o.Status, tt.code, tt.throttled, tt.transient, tt.sources)
+					o.Code, o.Throttled, o.Transient, o.Signals, o.Status, tt.code, tt.throttled, tt.transient, tt.sources)
 			}
 		})
 	}

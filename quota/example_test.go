@@ -29,7 +29,7 @@ func ExampleParse() {
 	fmt.Println("throttled:", o.Throttled, "code:", o.Code)
 	fmt.Println("limit:", o.Limit, "remaining:", o.Remaining, "known:", o.Has(quota.FieldLimit|quota.FieldRemaining))
 	fmt.Println("retry at: now +", o.RetryAt().Sub(now))
-	fmt.Println("sources:", o.Sources == quota.SourceAlibaba|quota.SourceBody, "malformed:", o.Malformed)
+	fmt.Println("sources:", o.Signals == quota.SignalAlibaba|quota.SignalBody, "malformed:", o.Malformed)
 
 	b, _ := io.ReadAll(resp.Body)
 	fmt.Println("body intact:", string(b) == body)
@@ -90,7 +90,7 @@ func ExampleParse_ietfFields() {
 		} else {
 			fmt.Print("no limit, ")
 		}
-		fmt.Println("remaining:", o.Remaining, "policy:", o.QuotaID, "malformed:", o.Malformed == quota.SourceIETFFields)
+		fmt.Println("remaining:", o.Remaining, "policy:", o.QuotaID, "malformed:", o.Malformed == quota.SignalIETFFields)
 	}
 	// Output:
 	// limit: 3000 per 1m0s, remaining: 2000 policy: minute malformed: false

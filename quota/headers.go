@@ -117,11 +117,11 @@ func (s *headerSet) parse(o *Observation, now time.Time, maxHint, horizon time.D
 		parseRetryAfterHeader(o, v[hRetryAfter], now, maxHint)
 	}
 	if v[hAcsRetryAfter] != nil || v[hAliUserAPI] != nil || v[hAliUser] != nil {
-		o.Sources |= SourceAlibaba
+		o.Signals |= SignalAlibaba
 		if v[hAcsRetryAfter] != nil {
 			d, ok, bad := oneHint(v[hAcsRetryAfter], now, maxHint, acsRetryAfter)
 			if bad {
-				o.Malformed |= SourceAlibaba
+				o.Malformed |= SignalAlibaba
 			}
 			if ok {
 				o.mergeRetryAfter(d, 0)

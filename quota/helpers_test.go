@@ -19,7 +19,7 @@ func header(kv ...string) http.Header {
 }
 
 // want is the part of an Observation a table row checks. Only the fields in
-// known are compared; Sources and Malformed always are.
+// known are compared; Signals and Malformed always are.
 type want struct {
 	known      Field
 	limit      int64
@@ -28,8 +28,8 @@ type want struct {
 	reset      time.Duration // ResetAt - now
 	retryAfter time.Duration
 	quotaID    string
-	sources    Source
-	malformed  Source
+	sources    Signal
+	malformed  Signal
 }
 
 func check(t *testing.T, o Observation, w want) {
@@ -37,8 +37,8 @@ func check(t *testing.T, o Observation, w want) {
 	if o.Known != w.known {
 		t.Errorf("Known = %05b, want %05b (%+v)", o.Known, w.known, o)
 	}
-	if o.Sources != w.sources {
-		t.Errorf("Sources = %07b, want %07b", o.Sources, w.sources)
+	if o.Signals != w.sources {
+		t.Errorf("Signals = %07b, want %07b", o.Signals, w.sources)
 	}
 	if o.Malformed != w.malformed {
 		t.Errorf("Malformed = %07b, want %07b", o.Malformed, w.malformed)
@@ -90,8 +90,8 @@ func invariants(t *testing.T, o Observation, at time.Time, maxHint time.Duration
 	if !o.Has(FieldReset) && !o.ResetAt.IsZero() {
 		t.Errorf("ResetAt set but not known")
 	}
-	if o.Malformed&^o.Sources != 0 {
-		t.Errorf("Malformed %07b not within Sources %07b", o.Malformed, o.Sources)
+	if o.Malformed&^o.Signals != 0 {
+		t.Errorf("Malformed %07b not within Signals %07b", o.Malformed, o.Signals)
 	}
 	if o.Throttled && o.Transient {
 		t.Errorf("both Throttled and Transient")

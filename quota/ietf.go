@@ -6,7 +6,7 @@ import "time"
 // RateLimit-Reset. Reset is delta seconds, as the draft says; Limit may be a
 // list with a w parameter, as for X-RateLimit-Limit.
 func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, maxHint, horizon time.Duration) {
-	o.Sources |= SourceIETF
+	o.Signals |= SignalIETF
 	r, bad := trio(limit, remaining)
 	if reset != nil {
 		d, ok, b := oneDecimal(reset)
@@ -22,7 +22,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 		bad = bad || b
 	}
 	if bad {
-		o.Malformed |= SourceIETF
+		o.Malformed |= SignalIETF
 	}
 	o.merge(r, horizon)
 }
@@ -51,11 +51,11 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 // else of the limit's, becomes the QuotaID unless X-RateLimit-Quota-ID set
 // one.
 func parseIETFFields(o *Observation, policy, budget []string, now time.Time, maxHint, horizon time.Duration) {
-	o.Sources |= SourceIETFFields
+	o.Signals |= SignalIETFFields
 	lim, limName, others, badLim := policies(policy, horizon)
 	bud, budName, badBud := budgets(budget, &others, now, maxHint, horizon)
 	if badLim || badBud {
-		o.Malformed |= SourceIETFFields
+		o.Malformed |= SignalIETFFields
 	}
 	lim.known |= bud.known
 	lim.remaining, lim.reset, lim.slack = bud.remaining, bud.reset, bud.slack

@@ -9,7 +9,7 @@ import (
 
 func TestIETFTrio(t *testing.T) {
 	const (
-		i   = SourceIETF
+		i   = SignalIETF
 		lrr = FieldLimit | FieldRemaining | FieldReset
 	)
 	tests := []struct {
@@ -43,7 +43,7 @@ func TestIETFTrio(t *testing.T) {
 
 func TestIETFFields(t *testing.T) {
 	const (
-		sf  = SourceIETFFields
+		sf  = SignalIETFFields
 		lw  = FieldLimit | FieldWindow
 		all = FieldLimit | FieldWindow | FieldRemaining | FieldReset
 		rr  = FieldRemaining | FieldReset

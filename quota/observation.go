@@ -2,20 +2,20 @@ package quota
 
 import "time"
 
-// Source is a set of rate-limit signal families, as bits. Observation uses
-// it twice: Sources for the families present in an answer, Malformed for
+// Signal is a set of rate-limit signal families, as bits. Observation uses
+// it twice: Signals for the families present in an answer, Malformed for
 // those present but (at least partly) unreadable.
-type Source uint16
+type Signal uint16
 
 // The signal families Parse reads.
 const (
-	SourceRetryAfter Source = 1 << iota // Retry-After: seconds or HTTP-date
-	SourceAlibaba                       // x-ratelimit-user-api, x-ratelimit-user, x-acs-retry-after
-	SourceXRateLimit                    // X-RateLimit-Limit/Remaining/Reset, X-RateLimit-Quota-ID
-	SourceIETF                          // RateLimit-Limit/Remaining/Reset
-	SourceIETFFields                    // RateLimit-Policy and RateLimit structured fields
-	SourceBody                          // an error code in the body of an error answer (JSON or XML)
-	SourceStatus                        // the status code alone (429; 403 with an exhausted quota; 502, 503, 504)
+	SignalRetryAfter Signal = 1 << iota // Retry-After: seconds or HTTP-date
+	SignalAlibaba                       // x-ratelimit-user-api, x-ratelimit-user, x-acs-retry-after
+	SignalXRateLimit                    // X-RateLimit-Limit/Remaining/Reset, X-RateLimit-Quota-ID
+	SignalIETF                          // RateLimit-Limit/Remaining/Reset
+	SignalIETFFields                    // RateLimit-Policy and RateLimit structured fields
+	SignalBody                          // an error code in the body of an error answer (JSON or XML)
+	SignalStatus                        // the status code alone (429; 403 with an exhausted quota; 502, 503, 504)
 )
 
 // Field is a set of Observation fields known from the answer, as bits.
@@ -57,8 +57,8 @@ type Observation struct {
 	RetrySlack time.Duration // RetryAfter may be this much longer than the server's wait: 1 s for whole seconds or an HTTP-date (rounded up), 0 when finer
 	QuotaID    string        // X-RateLimit-Quota-ID or the IETF policy name, if any
 
-	Sources   Source // families present in the answer
-	Malformed Source // families present but unreadable (ignored), e.g. "Retry-After: soon"
+	Signals   Signal // families present in the answer
+	Malformed Signal // families present but unreadable (ignored), e.g. "Retry-After: soon"
 }
 
 // Has reports whether all of the fields f are known.

@@ -72,7 +72,7 @@ func (p *Parser) Parse(resp *http.Response, now time.Time) (o Observation) {
 
 // ParseParts reads an answer given as its parts: status code, header and
 // the start of the body, which is only looked at when status >= 400. It
-// reads every header family (see Source), each in every form its
+// reads every header family (see Signal), each in every form its
 // specifications and common servers use:
 //
 //   - Retry-After: delta seconds or an HTTP-date; a past date means 0.
@@ -128,11 +128,11 @@ func (p *Parser) parseBody(o *Observation, body []byte) {
 	if o.Status >= 400 && len(body) > 0 {
 		code, found, bad := bodyCode(body)
 		if found {
-			o.Sources |= SourceBody
+			o.Signals |= SignalBody
 			o.Code = code
 		}
 		if bad {
-			o.Malformed |= SourceBody
+			o.Malformed |= SignalBody
 		}
 	}
 	p.classify(o)
@@ -154,15 +154,15 @@ func (p *Parser) classify(o *Observation) {
 		o.Throttled = true
 	case o.Status == http.StatusTooManyRequests:
 		o.Throttled = true
-		o.Sources |= SourceStatus
+		o.Signals |= SignalStatus
 	case o.Status == http.StatusForbidden && (o.Has(FieldRetryAfter) || (o.Has(FieldRemaining) && o.Remaining == 0)):
 		o.Throttled = true
-		o.Sources |= SourceStatus
+		o.Signals |= SignalStatus
 	case o.Code != "" && p.isTransient(o.Code):
 		o.Transient = true
 	case o.Status == http.StatusBadGateway || o.Status == http.StatusServiceUnavailable || o.Status == http.StatusGatewayTimeout:
 		o.Transient = true
-		o.Sources |= SourceStatus
+		o.Signals |= SignalStatus
 	}
 }
 

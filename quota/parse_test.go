@@ -11,11 +11,11 @@ import (
 
 func TestMergeFamilies(t *testing.T) {
 	const (
-		x   = SourceXRateLimit
-		i   = SourceIETF
-		sf  = SourceIETFFields
-		ali = SourceAlibaba
-		ra  = SourceRetryAfter
+		x   = SignalXRateLimit
+		i   = SignalIETF
+		sf  = SignalIETFFields
+		ali = SignalAlibaba
+		ra  = SignalRetryAfter
 	)
 	tests := []struct {
 		name string
@@ -140,7 +140,7 @@ func FuzzParseParts(f *testing.F) {
 			if o.Status != status {
 				t.Fatalf("Status = %d", o.Status)
 			}
-			if status < 400 && (o.Code != "" || o.Sources&SourceBody != 0) {
+			if status < 400 && (o.Code != "" || o.Signals&SignalBody != 0) {
 				t.Fatalf("body read for status %d", status)
 			}
 			if o.Throttled && status != 429 && status != 403 && !p.isThrottle(o.Code) {

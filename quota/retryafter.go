@@ -56,10 +56,10 @@ func retryAfter(v string, now time.Time, maxHint time.Duration) (time.Duration, 
 // unreadable line or a disagreement marks the family malformed, and a
 // disagreement drops the hint altogether.
 func parseRetryAfterHeader(o *Observation, vs []string, now time.Time, maxHint time.Duration) {
-	o.Sources |= SourceRetryAfter
+	o.Signals |= SignalRetryAfter
 	d, ok, bad := oneHint(vs, now, maxHint, retryAfter)
 	if bad {
-		o.Malformed |= SourceRetryAfter
+		o.Malformed |= SignalRetryAfter
 	}
 	if ok {
 		o.mergeRetryAfter(d, retrySlack(vs))

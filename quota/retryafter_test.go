@@ -62,46 +62,46 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestRetryAfterHeaders(t *testing.T) {
-	const both = SourceRetryAfter | SourceAlibaba
+	const both = SignalRetryAfter | SignalAlibaba
 	tests := []struct {
 		name string
 		h    http.Header
 		want want
 	}{
 		{"one line", header("Retry-After", "7"),
-			want{known: FieldRetryAfter, retryAfter: 7 * time.Second, sources: SourceRetryAfter}},
+			want{known: FieldRetryAfter, retryAfter: 7 * time.Second, sources: SignalRetryAfter}},
 		{"lines agree", header("Retry-After", "7", "Retry-After", " 7"),
-			want{known: FieldRetryAfter, retryAfter: 7 * time.Second, sources: SourceRetryAfter}},
+			want{known: FieldRetryAfter, retryAfter: 7 * time.Second, sources: SignalRetryAfter}},
 		{"date and seconds agree", header("Retry-After", "7", "Retry-After", "Mon, 02 Dec 2024 09:00:07 GMT"),
-			want{known: FieldRetryAfter, retryAfter: 7 * time.Second, sources: SourceRetryAfter}},
+			want{known: FieldRetryAfter, retryAfter: 7 * time.Second, sources: SignalRetryAfter}},
 		{"lines conflict", header("Retry-After", "7", "Retry-After", "9"),
-			want{sources: SourceRetryAfter, malformed: SourceRetryAfter}},
+			want{sources: SignalRetryAfter, malformed: SignalRetryAfter}},
 		{"one line unreadable", header("Retry-After", "soon", "Retry-After", "9"),
-			want{known: FieldRetryAfter, retryAfter: 9 * time.Second, sources: SourceRetryAfter, malformed: SourceRetryAfter}},
+			want{known: FieldRetryAfter, retryAfter: 9 * time.Second, sources: SignalRetryAfter, malformed: SignalRetryAfter}},
 		{"unreadable", header("Retry-After", "1e400"),
-			want{sources: SourceRetryAfter, malformed: SourceRetryAfter}},
+			want{sources: SignalRetryAfter, malformed: SignalRetryAfter}},
 		{"lower-case name", http.Header{"retry-after": {"3"}},
-			want{known: FieldRetryAfter, retryAfter: 3 * time.Second, sources: SourceRetryAfter}},
+			want{known: FieldRetryAfter, retryAfter: 3 * time.Second, sources: SignalRetryAfter}},
 		{"two spellings conflict", http.Header{"retry-after": {"3"}, "Retry-After": {"4"}},
-			want{sources: SourceRetryAfter, malformed: SourceRetryAfter}},
+			want{sources: SignalRetryAfter, malformed: SignalRetryAfter}},
 		{"x-acs-retry-after ms", header("x-acs-retry-after", "1500"),
-			want{known: FieldRetryAfter, retryAfter: 1500 * time.Millisecond, sources: SourceAlibaba}},
+			want{known: FieldRetryAfter, retryAfter: 1500 * time.Millisecond, sources: SignalAlibaba}},
 		{"x-acs-retry-after capped", header("x-acs-retry-after", "9999999999"),
-			want{known: FieldRetryAfter, retryAfter: time.Minute, sources: SourceAlibaba}},
+			want{known: FieldRetryAfter, retryAfter: time.Minute, sources: SignalAlibaba}},
 		{"x-acs-retry-after negative", header("x-acs-retry-after", "-1"),
-			want{sources: SourceAlibaba, malformed: SourceAlibaba}},
+			want{sources: SignalAlibaba, malformed: SignalAlibaba}},
 		{"x-acs-retry-after exponent", header("x-acs-retry-after", "1e3"),
-			want{sources: SourceAlibaba, malformed: SourceAlibaba}},
+			want{sources: SignalAlibaba, malformed: SignalAlibaba}},
 		{"x-acs-retry-after overflows a duration", header("x-acs-retry-after", "9223372036855"),
-			want{sources: SourceAlibaba, malformed: SourceAlibaba}},
+			want{sources: SignalAlibaba, malformed: SignalAlibaba}},
 		{"x-acs-retry-after overflows int64", header("x-acs-retry-after", "99999999999999999999"),
-			want{sources: SourceAlibaba, malformed: SourceAlibaba}},
+			want{sources: SignalAlibaba, malformed: SignalAlibaba}},
 		{"longest hint wins", header("Retry-After", "2", "x-acs-retry-after", "5000"),
 			want{known: FieldRetryAfter, retryAfter: 5 * time.Second, sources: both}},
 		{"longest hint wins, other order", header("Retry-After", "6", "x-acs-retry-after", "5000"),
 			want{known: FieldRetryAfter, retryAfter: 6 * time.Second, sources: both}},
 		{"bad one does not hide good one", header("Retry-After", "x", "x-acs-retry-after", "5000"),
-			want{known: FieldRetryAfter, retryAfter: 5 * time.Second, sources: both, malformed: SourceRetryAfter}},
+			want{known: FieldRetryAfter, retryAfter: 5 * time.Second, sources: both, malformed: SignalRetryAfter}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -327,7 +327,7 @@ func TestSuiteThroughParser(t *testing.T) {
 			}
 			for _, lines := range fields {
 				o := parseHeader(t, http.Header{name: lines})
-				if c.MustFail && (o.Known != 0 || o.Malformed&SourceIETFFields == 0) {
+				if c.MustFail && (o.Known != 0 || o.Malformed&SignalIETFFields == 0) {
 					t.Errorf("%v: %s %q gave %+v, want nothing but Malformed", &c, name, lines, o)
 				}
 			}

@@ -10,7 +10,7 @@ const maxQuotaID = 128
 // (most gateways), epoch seconds (GitHub) or epoch milliseconds; resetKind
 // tells them apart by magnitude.
 func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, now time.Time, maxHint, horizon time.Duration) {
-	o.Sources |= SourceXRateLimit
+	o.Signals |= SignalXRateLimit
 	r, bad := trio(limit, remaining)
 	if d, ok, b := oneDecimal(reset); ok {
 		if t, far, ok := resetAt(d, now, maxHint, horizon); ok {
@@ -33,7 +33,7 @@ func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, 
 		}
 	}
 	if bad {
-		o.Malformed |= SourceXRateLimit
+		o.Malformed |= SignalXRateLimit
 	}
 	o.merge(r, horizon)
 }

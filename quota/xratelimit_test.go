@@ -41,7 +41,7 @@ func TestResetKind(t *testing.T) {
 
 func TestXRateLimit(t *testing.T) {
 	const (
-		x   = SourceXRateLimit
+		x   = SignalXRateLimit
 		lrr = FieldLimit | FieldRemaining | FieldReset
 	)
 	epoch := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
