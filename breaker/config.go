@@ -6,7 +6,7 @@ import "time"
 // gives, so the zero Config is ready to use.
 //
 // The defaults were chosen with the instrument in package transport
-// (TestBreakerTrips; the table is in the README): 32 callers on a 50/s
+// (TestBreakerTrips; the table is in docs/figures.md): 32 callers on a 50/s
 // quota, healthy for 20 s and then failing for 10 min. They open within
 // 1.2 s of the failures' start at 50% failures and more, and never at 30%
 // and less, where retries absorb the failures; at 40%, 1 to 4 times in 10
