@@ -49,7 +49,7 @@ type Config struct {
 	PeerTTL time.Duration
 
 	// EstimateTTL is how long Redis keeps what a learner settled on for a
-	// tenant (see transport.Store.Publish) after it was last published or
+	// tenant (see quotastore.Store.Publish) after it was last published or
 	// read by a process starting cold. Zero means DefaultEstimateTTL, a
 	// week.
 	EstimateTTL time.Duration

@@ -1,5 +1,5 @@
 // Package redisquota shares tenants' quotas among processes through Redis:
-// its Store is a transport.Store, for transport.Config.Store.
+// its Store is a quotastore.Store, for transport.Config.Store.
 //
 // # What is shared
 //
@@ -9,7 +9,7 @@
 // tenant's quota as one.
 //
 // A tenant whose pace no process is told is learned by one of them, its
-// leader, for all (see transport.LearnedTurn): the first process to ask
+// leader, for all (see quotastore.LearnedTurn): the first process to ask
 // for a turn on it when no other has led it lately (a lease each of its
 // calls renews). The others take their turns at the pace it learned, hold
 // while it learns alone, and relay their answers to it. And what a

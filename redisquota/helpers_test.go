@@ -11,7 +11,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/quota"
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // t0 is when the tests' miniredis clock starts.
@@ -65,7 +65,7 @@ func (m *mini) store(t *testing.T, cfg Config) *Store {
 
 // reserve reserves tenant's next admission at p with no deadline, failing
 // the test on an error.
-func reserve(t *testing.T, s *Store, p adaptive.Pace) transport.Reservation {
+func reserve(t *testing.T, s *Store, p adaptive.Pace) quotastore.Reservation {
 	t.Helper()
 	r, err := s.Reserve(context.Background(), tenant, p, forever)
 	if err != nil {

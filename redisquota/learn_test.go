@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // learnTurn asks s for a turn on tenant as ReserveLearned, failing the
 // test on an error.
-func learnTurn(t *testing.T, s *Store, lt transport.LearnedTurn) transport.LearnedReservation {
+func learnTurn(t *testing.T, s *Store, lt quotastore.LearnedTurn) quotastore.LearnedReservation {
 	t.Helper()
 	if lt.MaxWait == 0 {
 		lt.MaxWait = forever
@@ -30,28 +30,28 @@ func learnTurn(t *testing.T, s *Store, lt transport.LearnedTurn) transport.Learn
 func TestReserveLearnedLeads(t *testing.T) {
 	m := newMini(t)
 	a, b := m.store(t, Config{ID: "a"}), m.store(t, Config{ID: "b"})
-	r := learnTurn(t, a, transport.LearnedTurn{Hold: time.Second})
+	r := learnTurn(t, a, quotastore.LearnedTurn{Hold: time.Second})
 	if !r.Leader || !r.NoPace || r.OK {
 		t.Fatalf("first call, no pace: %+v; want the leader, no turn", r)
 	}
-	r = learnTurn(t, b, transport.LearnedTurn{})
+	r = learnTurn(t, b, quotastore.LearnedTurn{})
 	if r.Leader || !r.Held || r.OK || r.Wait <= 0 || r.Wait > heldPoll {
 		t.Fatalf("a follower while the leader holds: %+v; want held, ask again within %v", r, heldPoll)
 	}
 	pace := adaptive.Pace{Interval: 20 * time.Millisecond, Burst: 1, Source: adaptive.SourceLearned}
-	r = learnTurn(t, a, transport.LearnedTurn{Pace: pace})
+	r = learnTurn(t, a, quotastore.LearnedTurn{Pace: pace})
 	if !r.Leader || !r.OK || r.Wait != 0 {
 		t.Fatalf("the leader with a pace, no hold: %+v; want a turn now", r)
 	}
-	r = learnTurn(t, b, transport.LearnedTurn{Pace: adaptive.Pace{Interval: time.Millisecond, Burst: 1}})
+	r = learnTurn(t, b, quotastore.LearnedTurn{Pace: adaptive.Pace{Interval: time.Millisecond, Burst: 1}})
 	if r.Leader || !r.OK || r.Interval != 20*time.Millisecond || r.Wait != 20*time.Millisecond {
 		t.Fatalf("a follower with a pace of its own: %+v; want a turn at the leader's, 20ms on", r)
 	}
 	m.advance(leaderLease + time.Millisecond)
-	if r = learnTurn(t, b, transport.LearnedTurn{}); !r.Leader {
+	if r = learnTurn(t, b, quotastore.LearnedTurn{}); !r.Leader {
 		t.Fatalf("after the leader's lease: %+v; want b to lead", r)
 	}
-	if r = learnTurn(t, a, transport.LearnedTurn{Pace: pace}); r.Leader || r.Interval != 20*time.Millisecond {
+	if r = learnTurn(t, a, quotastore.LearnedTurn{Pace: pace}); r.Leader || r.Interval != 20*time.Millisecond {
 		t.Fatalf("the old leader: %+v; want it to follow, at the pace in force", r)
 	}
 }
@@ -62,16 +62,16 @@ func TestReserveLearnedLeads(t *testing.T) {
 func TestReserveLearnedRelays(t *testing.T) {
 	m := newMini(t)
 	a, b := m.store(t, Config{ID: "a"}), m.store(t, Config{ID: "b"})
-	learnTurn(t, a, transport.LearnedTurn{})
+	learnTurn(t, a, quotastore.LearnedTurn{})
 	now := time.Now()
-	sent := []transport.Relayed{
+	sent := []quotastore.Relayed{
 		{Sent: now.Add(-300 * time.Millisecond), Answered: now.Add(-250 * time.Millisecond)},
 		{Sent: now.Add(-200 * time.Millisecond), Answered: now.Add(-100 * time.Millisecond), Throttled: true},
 		{Sent: now.Add(-50 * time.Millisecond), Answered: now.Add(-40 * time.Millisecond), Transient: true},
 	}
-	learnTurn(t, b, transport.LearnedTurn{Answers: sent})
+	learnTurn(t, b, quotastore.LearnedTurn{Answers: sent})
 	m.advance(70 * time.Millisecond) // on Redis's clock; the processes' clocks do not move
-	r := learnTurn(t, a, transport.LearnedTurn{})
+	r := learnTurn(t, a, quotastore.LearnedTurn{})
 	if !r.Leader || len(r.Answers) != len(sent) {
 		t.Fatalf("the leader got %+v, want the %d answers relayed", r, len(sent))
 	}
@@ -90,7 +90,7 @@ func TestReserveLearnedRelays(t *testing.T) {
 			t.Errorf("answer %d: %+v, want %+v", i, got, w)
 		}
 	}
-	if r := learnTurn(t, a, transport.LearnedTurn{}); len(r.Answers) != 0 {
+	if r := learnTurn(t, a, quotastore.LearnedTurn{}); len(r.Answers) != 0 {
 		t.Errorf("relayed twice: %+v", r.Answers)
 	}
 }
@@ -101,9 +101,9 @@ func TestReserveLearnedRelays(t *testing.T) {
 func TestReserveLearnedTakesSaidPace(t *testing.T) {
 	m := newMini(t)
 	a, b := m.store(t, Config{ID: "a"}), m.store(t, Config{ID: "b"})
-	learnTurn(t, b, transport.LearnedTurn{Hold: time.Second}) // b leads, and holds
+	learnTurn(t, b, quotastore.LearnedTurn{Hold: time.Second}) // b leads, and holds
 	reserve(t, a, adaptive.Pace{Interval: 10 * time.Millisecond, Burst: 1, Source: adaptive.SourceHeaders})
-	r := learnTurn(t, b, transport.LearnedTurn{})
+	r := learnTurn(t, b, quotastore.LearnedTurn{})
 	if r.Leader || r.Held || !r.OK || r.Interval != 10*time.Millisecond {
 		t.Errorf("with a said pace in force: %+v; want a turn at it", r)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/adaptive"
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // TestPublishedEstimateReadCold: what Publish keeps, a process that knows
@@ -47,11 +47,11 @@ func TestPublishedEstimateOnlyForCold(t *testing.T) {
 	if err := a.Publish(context.Background(), tenant, e); err != nil {
 		t.Fatal(err)
 	}
-	learnTurn(t, a, transport.LearnedTurn{Pace: adaptive.Pace{Interval: 100 * time.Millisecond, Burst: 1, Source: adaptive.SourceLearned}})
-	if r := learnTurn(t, b, transport.LearnedTurn{}); !r.OK || r.Learned != (adaptive.Estimate{}) {
+	learnTurn(t, a, quotastore.LearnedTurn{Pace: adaptive.Pace{Interval: 100 * time.Millisecond, Burst: 1, Source: adaptive.SourceLearned}})
+	if r := learnTurn(t, b, quotastore.LearnedTurn{}); !r.OK || r.Learned != (adaptive.Estimate{}) {
 		t.Errorf("a follower that knows the tenant: %+v, want a turn and no estimate", r)
 	}
-	if r := learnTurn(t, b, transport.LearnedTurn{Fresh: true}); !r.OK || r.Learned != e {
+	if r := learnTurn(t, b, quotastore.LearnedTurn{Fresh: true}); !r.OK || r.Learned != e {
 		t.Errorf("a follower that knows nothing: %+v, want a turn and the estimate", r)
 	}
 }
@@ -86,7 +86,7 @@ func TestPublishedEstimateGarbage(t *testing.T) {
 // an error; it returns the estimate that comes with the answer.
 func reserveCold(t *testing.T, s *Store) adaptive.Estimate {
 	t.Helper()
-	r := learnTurn(t, s, transport.LearnedTurn{Fresh: true})
+	r := learnTurn(t, s, quotastore.LearnedTurn{Fresh: true})
 	if !r.NoPace || r.OK {
 		t.Fatalf("a cold leader: %+v; want NoPace, nothing taken", r)
 	}

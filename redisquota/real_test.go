@@ -10,7 +10,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/redistest"
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // newReal starts a redis-server for the test and returns it with a client,
@@ -140,7 +140,7 @@ const timeoutMargin = 200 * time.Millisecond
 
 // methods returns a call of each of s's methods, by the name its errors
 // give, that reaches Redis: r must have taken an admission.
-func methods(s *Store, r transport.Reservation) map[string]func(context.Context) error {
+func methods(s *Store, r quotastore.Reservation) map[string]func(context.Context) error {
 	return map[string]func(context.Context) error{
 		"reserve": func(ctx context.Context) error {
 			_, err := s.Reserve(ctx, tenant, every100ms, forever)

@@ -13,13 +13,13 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/quota"
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
-var _ transport.Store = (*Store)(nil)
+var _ quotastore.Store = (*Store)(nil)
 
 // Store shares tenants' paces and pauses among processes through Redis: a
-// transport.Store (see the package doc). Each method is one script call,
+// quotastore.Store (see the package doc). Each method is one script call,
 // bounded by Config.Timeout. Store is safe for concurrent use.
 type Store struct {
 	client  redis.UniversalClient
@@ -74,7 +74,7 @@ func New(cfg Config) (*Store, error) {
 // 10000 is kept over a shorter window, for Redis to keep at most 10000 due
 // times per tenant: with m = ceil(Limit/10000), at most Limit/m per
 // Window/m, which never lets more than Limit through in a Window.
-func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (transport.Reservation, error) {
+func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (quotastore.Reservation, error) {
 	a := reserveArgsOf(p, maxWait)
 	ks := keysOf(s.prefix, k)
 	cmd := s.run(ctx, reserveScript, ks.all(),
@@ -84,15 +84,15 @@ func (s *Store) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWa
 		err = fmt.Errorf("script returned %d values, want 5", len(v))
 	}
 	if err != nil {
-		return transport.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
+		return quotastore.Reservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
 	return reservationOf(v), nil
 }
 
 // reservationOf reads the reserve script's first five values (see
 // reserveScript).
-func reservationOf(n []int64) transport.Reservation {
-	return transport.Reservation{
+func reservationOf(n []int64) quotastore.Reservation {
+	return quotastore.Reservation{
 		OK:       n[0] == 1,
 		NoPace:   n[0] == 2,
 		Wait:     time.Duration(n[1]) * time.Microsecond,
@@ -118,7 +118,7 @@ const (
 
 // ReserveLearned takes tenant k's next admission for a tenant whose pace
 // no process is told, which the processes learn as one (see
-// transport.LearnedTurn), in the same script as Reserve. The caller leads
+// quotastore.LearnedTurn), in the same script as Reserve. The caller leads
 // the tenant if it did at its last call, or if no process led it within
 // its lease (see leaderLease): then its Pace (if any) is the tenant's, its
 // Hold holds the others, and it gets the answers they relayed since its
@@ -134,7 +134,7 @@ const (
 // Relayed answers travel as ages on Redis's clock, so processes whose
 // clocks disagree still agree on when they came; at most 1024 wait for the
 // leader.
-func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.LearnedTurn) (transport.LearnedReservation, error) {
+func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt quotastore.LearnedTurn) (quotastore.LearnedReservation, error) {
 	a := reserveArgsOf(lt.Pace, lt.MaxWait)
 	ks := keysOf(s.prefix, k)
 	now := time.Now()
@@ -158,10 +158,10 @@ func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.Le
 		}
 	}
 	if err != nil {
-		return transport.LearnedReservation{}, fmt.Errorf("redisquota: reserve: %w", err)
+		return quotastore.LearnedReservation{}, fmt.Errorf("redisquota: reserve: %w", err)
 	}
 	back := time.Now()
-	r := transport.LearnedReservation{
+	r := quotastore.LearnedReservation{
 		Reservation: reservationOf(n[:5]),
 		Leader:      n[9] == 1,
 		Held:        n[0] == 3,
@@ -181,7 +181,7 @@ func (s *Store) ReserveLearned(ctx context.Context, k quota.Key, lt transport.Le
 
 // encodeRelayed writes answers for the reserve script: each as its ages
 // at now (sent, answered) in microseconds, and a flag.
-func encodeRelayed(answers []transport.Relayed, now time.Time) string {
+func encodeRelayed(answers []quotastore.Relayed, now time.Time) string {
 	var b []byte
 	for _, a := range answers {
 		flag := byte('0')
@@ -201,17 +201,17 @@ func encodeRelayed(answers []transport.Relayed, now time.Time) string {
 
 // decodeRelayed reads an answer the reserve script relayed, its ages
 // taken at now; false for garbage.
-func decodeRelayed(s string, now time.Time) (transport.Relayed, bool) {
+func decodeRelayed(s string, now time.Time) (quotastore.Relayed, bool) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 3 {
-		return transport.Relayed{}, false
+		return quotastore.Relayed{}, false
 	}
 	sent, err1 := strconv.ParseInt(parts[0], 10, 64)
 	ans, err2 := strconv.ParseInt(parts[1], 10, 64)
 	if err1 != nil || err2 != nil || sent < 0 || ans < 0 || sent > int64(maxAge/time.Microsecond) || ans > sent {
-		return transport.Relayed{}, false
+		return quotastore.Relayed{}, false
 	}
-	return transport.Relayed{
+	return quotastore.Relayed{
 		Sent:      now.Add(-time.Duration(sent) * time.Microsecond),
 		Answered:  now.Add(-time.Duration(ans) * time.Microsecond),
 		Throttled: parts[2] == "1",
@@ -260,7 +260,7 @@ func estimateOf(limit, window, lo, hi int64) adaptive.Estimate {
 // one interval, and r's due time leaves the window log. Once one is given
 // back, none before it can be. A reservation that was not OK took nothing,
 // and costs no call.
-func (s *Store) Cancel(ctx context.Context, k quota.Key, r transport.Reservation) error {
+func (s *Store) Cancel(ctx context.Context, k quota.Key, r quotastore.Reservation) error {
 	if !r.OK || r.Token == 0 {
 		return nil
 	}

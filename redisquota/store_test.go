@@ -12,7 +12,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/quota"
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 var (
@@ -133,7 +133,7 @@ func TestCancelGivesBackOnlyTheLatest(t *testing.T) {
 	ctx := context.Background()
 	r1, r2 := reserve(t, s, every100ms), reserve(t, s, every100ms)
 
-	cancel := func(r transport.Reservation) {
+	cancel := func(r quotastore.Reservation) {
 		t.Helper()
 		if err := s.Cancel(ctx, tenant, r); err != nil {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestCancelGivesBackOnlyTheLatest(t *testing.T) {
 	}
 
 	calls := s.Stats().Calls
-	cancel(transport.Reservation{Wait: time.Second}) // not OK: took nothing
+	cancel(quotastore.Reservation{Wait: time.Second}) // not OK: took nothing
 	if got := s.Stats().Calls; got != calls {
 		t.Fatalf("Cancel of a reservation that took nothing made %d calls", got-calls)
 	}

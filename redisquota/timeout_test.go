@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tollgate-go/tollgate/transport"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // silentRedis is a TCP server that accepts connections and reads from
@@ -82,7 +82,7 @@ func TestTimeoutSilentRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	taken := transport.Reservation{OK: true, Token: 1}
+	taken := quotastore.Reservation{OK: true, Token: 1}
 	for range 2 { // a new connection, then one from the pool
 		for name, call := range methods(s, taken) {
 			start := time.Now()

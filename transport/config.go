@@ -7,6 +7,7 @@ import (
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // Config sets up a Transport. Every zero field means the default its comment
@@ -77,7 +78,7 @@ type Config struct {
 	// of their pace, the Observer and Logger hear of it once, and one
 	// request per StoreRetry tries the store again. Nil means each process
 	// paces on its own, at no cost.
-	Store Store
+	Store quotastore.Store
 
 	// StoreShare is the share of each shared tenant's pace a process keeps
 	// while its Store does not answer. Zero means 1/N, with N the most

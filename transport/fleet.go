@@ -7,6 +7,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // A tenant whose pace no process is told (no rule, no limit in the
@@ -17,7 +18,7 @@ import (
 //     first (a lease each of its calls renews). Its Limiter paces its own
 //     requests, and, once its learner has settled, the pace it learned is
 //     the fleet's: every process takes its turns at it in the shared
-//     pacer (LearnedTurn.Pace).
+//     pacer (quotastore.LearnedTurn.Pace).
 //   - While the leader's learner learns alone (slow start, measuring a
 //     window, testing a throttle, a pause and its probe:
 //     adaptive.Limiter.Holding), the followers hold their requests, so
@@ -25,70 +26,13 @@ import (
 //     all.
 //   - A follower sends at its turn and nothing else: its own Limiter is
 //     not asked. Its answers go to the leader in its next call
-//     (LearnedTurn.Answers), and the leader's learner counts them as its
+//     (quotastore.LearnedTurn.Answers), and the leader's learner counts them as its
 //     own (adaptive.Limiter.ObserveRelayed).
 //
 // So the fleet learns a quota as one client would, from every answer the
 // server gives it. It costs a call to the store per request, and more
 // where callers queue for turns further ahead than bookAhead, or wait out
 // a hold (one caller per process asks every heldAsk).
-
-// Relayed is a follower's answer, carried to the tenant's leader.
-type Relayed struct {
-	Sent, Answered       time.Time // on the clock of the process that holds it
-	Throttled, Transient bool
-}
-
-// LearnedTurn is what a process asks of a Store for a turn on a tenant
-// the processes learn as one (Store.ReserveLearned).
-type LearnedTurn struct {
-	// Pace is the caller's learned pace (adaptive.Limiter.LearnedPace):
-	// if the caller leads the tenant, the fleet's from now on. Zero if
-	// its learner has not settled; a leader with none takes no turn.
-	Pace adaptive.Pace
-	// Hold, if positive, asks the followers to hold their requests for
-	// that long, if the caller leads: its learner learns alone. Zero
-	// lets them go.
-	Hold time.Duration
-	// MaxWait is how long the caller may wait for its turn; a negative
-	// one takes none (a call that only relays Answers).
-	MaxWait time.Duration
-	// BookAhead, if positive, is how far ahead a turn at a learned pace
-	// may be taken (see bookAhead): one due later is not taken, and the
-	// answer says when it would be.
-	BookAhead time.Duration
-	// Answers are the caller's answers to requests it sent as a
-	// follower, since its last call.
-	Answers []Relayed
-	// NotBefore, if the caller leads, is when its own limiter's turns
-	// end (adaptive.Limiter.Booked): its turns in the shared pacer begin
-	// no earlier.
-	NotBefore time.Time
-	// Fresh says the caller knows nothing of the tenant yet
-	// (adaptive.Limiter.Fresh): the estimate kept comes back with the
-	// answer (Reservation.Learned).
-	Fresh bool
-}
-
-// LearnedReservation is a Store's answer to a LearnedTurn.
-type LearnedReservation struct {
-	Reservation // the turn taken, at the leader's pace; or NoPace; with the estimate kept (Learned) for a Fresh caller or NoPace
-	// Leader says the caller leads the tenant: its Limiter learns for
-	// all, and Answers are the followers' answers since its last call.
-	Leader  bool
-	Answers []Relayed
-	// Held says the caller follows, and the leader holds the followers:
-	// nothing is taken; ask again after Wait.
-	Held bool
-	// Epoch counts the holds the leader began: a turn handed out before
-	// the latest is void, whatever its due time (the leader learned
-	// something since that it had not paced it by).
-	Epoch int64
-	// Said says the turn was taken at a pace said to another process
-	// (Reserve), not learned: no process leads the tenant, and the
-	// caller's own limiter learns the pace from its answers.
-	Said bool
-}
 
 // holdFor is how long, at least, a leader whose learner learns alone
 // holds the followers: until its next call renews the hold, or a pause of
@@ -122,7 +66,7 @@ type fleetTenants struct {
 }
 
 type fleetTenant struct {
-	answers []Relayed
+	answers []quotastore.Relayed
 	ahead   time.Duration
 	held    time.Time // the leader holds the followers until then, as heard; zero if not
 	asking  time.Time // a caller asks the store whether the hold goes on, until then at most
@@ -156,9 +100,9 @@ func (t *Transport) relay(k quota.Key, lim *adaptive.Limiter, sent time.Time, o 
 	if at.IsZero() {
 		at = time.Now()
 	}
-	a := Relayed{Sent: sent, Answered: at, Throttled: o.Throttled, Transient: o.Transient}
+	a := quotastore.Relayed{Sent: sent, Answered: at, Throttled: o.Throttled, Transient: o.Transient}
 	if o.Throttled {
-		_, _ = t.callLearned(context.Background(), k, lim, -1, []Relayed{a})
+		_, _ = t.callLearned(context.Background(), k, lim, -1, []quotastore.Relayed{a})
 		return
 	}
 	f := &t.fleet
@@ -173,7 +117,7 @@ func (t *Transport) relay(k quota.Key, lim *adaptive.Limiter, sent time.Time, o 
 
 // turnArgs takes what tenant k's next call to the Store carries: the
 // answers to relay, and how far ahead its turns are handed out.
-func (f *fleetTenants) turnArgs(k quota.Key) (answers []Relayed, ahead time.Duration) {
+func (f *fleetTenants) turnArgs(k quota.Key) (answers []quotastore.Relayed, ahead time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.get(k)
@@ -183,7 +127,7 @@ func (f *fleetTenants) turnArgs(k quota.Key) (answers []Relayed, ahead time.Dura
 
 // heard records what a call to the Store said of tenant k: the wait of a
 // turn taken, or a hold of the followers until held.
-func (f *fleetTenants) heard(k quota.Key, r LearnedReservation, now time.Time) {
+func (f *fleetTenants) heard(k quota.Key, r quotastore.LearnedReservation, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.get(k)
@@ -220,7 +164,7 @@ func (f *fleetTenants) wait(k quota.Key, now time.Time) time.Duration {
 // void reports whether a follower's turn r on tenant k may not be used:
 // the leader holds the followers, or began to hold them since r was
 // handed out, as this process's calls heard.
-func (f *fleetTenants) void(k quota.Key, r LearnedReservation, now time.Time) bool {
+func (f *fleetTenants) void(k quota.Key, r quotastore.LearnedReservation, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.m[k]
@@ -230,9 +174,9 @@ func (f *fleetTenants) void(k quota.Key, r LearnedReservation, now time.Time) bo
 // reserveLearned reserves a turn on a tenant whose pace no process is
 // told, which the processes learn as one (see above), and sleeps until it
 // is due. The turn's Wait is how long the caller waited for it in all.
-func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
+func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (quotastore.Reservation, how, error) {
 	start := time.Now()
-	waited := func(r Reservation) Reservation {
+	waited := func(r quotastore.Reservation) quotastore.Reservation {
 		r.Wait = max(r.Wait, time.Since(start))
 		return r
 	}
@@ -243,52 +187,52 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			// Held: another caller of this process asks the store, and
 			// this one waits for what it hears.
 			if d >= maxWait {
-				return Reservation{}, turnLocal, &adaptive.WaitError{Wait: d, Left: maxWait, Reason: reasonShared}
+				return quotastore.Reservation{}, turnLocal, &adaptive.WaitError{Wait: d, Left: maxWait, Reason: reasonShared}
 			}
 			if err := sleepCtx(ctx, d); err != nil {
-				return Reservation{}, turnLocal, err
+				return quotastore.Reservation{}, turnLocal, err
 			}
 			continue
 		}
 		r, err := t.callLearned(ctx, k, lim, maxWait, nil)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Reservation{}, turnLocal, ctx.Err()
+				return quotastore.Reservation{}, turnLocal, ctx.Err()
 			}
 			lim.SetShare(t.fallbackShare())
-			return Reservation{}, turnLocal, nil
+			return quotastore.Reservation{}, turnLocal, nil
 		}
 		if !r.OK && !r.NoPace && !r.Held && r.Wait < maxWait {
 			// Due beyond bookAhead: ask again nearer the time.
 			if err := sleepCtx(ctx, max(r.Wait-bookAhead/2, time.Millisecond)); err != nil {
-				return Reservation{}, turnLocal, err
+				return quotastore.Reservation{}, turnLocal, err
 			}
 			continue
 		}
 		if r.Said {
 			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
-				return Reservation{}, turnLocal, err
+				return quotastore.Reservation{}, turnLocal, err
 			}
 			return waited(r.Reservation), turnShared, nil
 		}
 		if r.Leader {
 			if r.NoPace {
-				return Reservation{}, turnLocal, nil
+				return quotastore.Reservation{}, turnLocal, nil
 			}
 			if r.Wait > 0 {
 				lim.MarkDemand(now)
 			}
 			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
-				return Reservation{}, turnLocal, err
+				return quotastore.Reservation{}, turnLocal, err
 			}
 			return waited(r.Reservation), turnShared, nil
 		}
 		if r.Held {
 			if r.Wait >= maxWait {
-				return Reservation{}, turnLocal, &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
+				return quotastore.Reservation{}, turnLocal, &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
 			}
 			if err := sleepCtx(ctx, max(r.Wait, time.Millisecond)); err != nil {
-				return Reservation{}, turnLocal, err
+				return quotastore.Reservation{}, turnLocal, err
 			}
 			continue
 		}
@@ -296,10 +240,10 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			// The leader has no pace and holds no one (it cannot spend
 			// the quota alone, or it went away): this process goes on
 			// by its own limiter, started from the estimate kept.
-			return Reservation{}, turnLocal, nil
+			return quotastore.Reservation{}, turnLocal, nil
 		}
 		if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
-			return Reservation{}, turnLocal, err
+			return quotastore.Reservation{}, turnLocal, err
 		}
 		if t.fleet.void(k, r, time.Now()) {
 			// The leader began to hold the followers since this turn
@@ -313,15 +257,15 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 }
 
 // callLearned makes one call to the Store for tenant k (see
-// Store.ReserveLearned), carrying the answers this process relays, more if
+// quotastore.Store.ReserveLearned), carrying the answers this process relays, more if
 // any; a negative maxWait takes no turn. The leader's Limiter takes the
 // followers' answers; a Limiter that knows nothing yet starts from the
 // estimate the store keeps. A failed call is the Store's (the Observer
 // hears of it), and leaves the tenant to the limiter alone.
-func (t *Transport) callLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter, maxWait time.Duration, more []Relayed) (LearnedReservation, error) {
+func (t *Transport) callLearned(ctx context.Context, k quota.Key, lim *adaptive.Limiter, maxWait time.Duration, more []quotastore.Relayed) (quotastore.LearnedReservation, error) {
 	now := time.Now()
 	answers, ahead := t.fleet.turnArgs(k)
-	lt := LearnedTurn{
+	lt := quotastore.LearnedTurn{
 		Pace:      lim.LearnedPace(ahead),
 		MaxWait:   maxWait,
 		BookAhead: bookAhead,

@@ -7,69 +7,8 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
-
-// Store shares tenants' quotas with the other processes that spend them
-// (Config.Store): before a request, the Transport reserves its admission
-// from a pacer the processes share, sleeps until it is due, then waits on
-// its own limiter as always. Package redisquota implements it on Redis.
-//
-// What is shared is the pace every process derives alike (see
-// adaptive.Pace.Said): a rule's, and the one the server's rate-limit
-// headers set, with the pauses the server asks for (Reserve).
-//
-// A tenant whose pace no process is told, the processes learn as one
-// (ReserveLearned): one of them leads it, its learner learning for all
-// from every answer the fleet gets, and the others follow its pace (see
-// LearnedTurn). A process that knows nothing of a tenant yet
-// (adaptive.Limiter.Fresh) asks so too: it takes its turn at the pace said
-// to the others, if one is in force, until its own answers tell it. What
-// a learner settles on (adaptive.Limiter.Learned) is kept (Publish), and
-// a process that knows nothing of the tenant yet starts from it
-// (adaptive.Limiter.Seed) instead of learning the quota again: learned
-// quotas outlive the processes that learned them.
-//
-// Every method must return within the store's own timeout, however slow
-// or far its backend: a caller waits on it before its request goes. An
-// error makes the Transport go on without the store (see Config.Store).
-type Store interface {
-	// Reserve takes tenant k's next admission from the shared pacer, at
-	// the said pace p, if it is due within maxWait; otherwise it takes
-	// nothing and says when it would be.
-	Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error)
-	// Cancel gives back a reservation whose request will not be sent, if
-	// no later one was taken after it (as a token bucket gives back a
-	// token).
-	Cancel(ctx context.Context, k quota.Key, r Reservation) error
-	// Pause holds tenant k's shared pacer until until: no admission
-	// reserved after the call is due before it.
-	Pause(ctx context.Context, k quota.Key, until time.Time) error
-	// Publish keeps e as what a learner last settled on for tenant k, for
-	// processes that start cold on it (LearnedTurn.Fresh), replacing
-	// what was kept.
-	Publish(ctx context.Context, k quota.Key, e adaptive.Estimate) error
-	// ReserveLearned is Reserve for a tenant whose pace no process is
-	// told, which the processes learn as one (see LearnedTurn): it makes
-	// the caller the tenant's leader if it is, or if no process leads it
-	// lately; it takes the leader's pace from the leader's calls, and
-	// holds the followers while the leader asks; it carries the
-	// followers' answers to the leader.
-	ReserveLearned(ctx context.Context, k quota.Key, turn LearnedTurn) (LearnedReservation, error)
-}
-
-// Reservation is an admission reserved from a Store.
-type Reservation struct {
-	OK       bool          // it was due within maxWait, and is taken
-	NoPace   bool          // no pace is in force, and the caller has none (ReserveLearned): nothing taken
-	Wait     time.Duration // from the call until it is due (would be, if not OK)
-	Interval time.Duration // the interval of the pace it was taken at
-	Peers    int           // processes seen spending the tenant's quota lately, this one included
-	Token    int64         // the store's mark of the reservation, for Cancel
-	// Learned is what a learner last settled on for the tenant (see
-	// Store.Publish), for a caller of ReserveLearned that knows nothing
-	// yet or finds no pace in force; zero if nothing is kept.
-	Learned adaptive.Estimate
-}
 
 // defaultStoreRetry is how long a Transport whose Store failed goes on
 // without it before one request tries it again.
@@ -143,7 +82,7 @@ const lateSlack = time.Millisecond
 // and the reservation it took from the Store, if any.
 type turn struct {
 	ticket adaptive.Ticket
-	res    Reservation
+	res    quotastore.Reservation
 	shared bool      // res is taken: it is given back if the request is not sent
 	waited bool      // the caller waited for its turn in the Store (see Result)
 	follow bool      // a follower's turn on a tenant the fleet learns: its answer goes to the leader
@@ -199,18 +138,18 @@ func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limite
 }
 
 // reserve reserves the request's admission from the Store, and sleeps
-// until it is due: at the tenant's pace if it is said (see Store), or as
+// until it is due: at the tenant's pace if it is said (see quotastore.Store), or as
 // the fleet learns it (see reserveLearned). It says how the request is
 // then admitted. A Store that fails costs the request nothing but the
 // call: the tenant goes on alone at the fallback share, and the Observer
 // hears of it once. An error is the caller's: its
 // context ended, or its deadline is too near.
-func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (Reservation, how, error) {
+func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limiter) (quotastore.Reservation, how, error) {
 	now := time.Now()
 	retry := t.storeRetry()
 	if !t.health.usable(now.UnixNano(), retry) {
 		lim.SetShare(t.fallbackShare())
-		return Reservation{}, turnLocal, nil
+		return quotastore.Reservation{}, turnLocal, nil
 	}
 	lim.SetShare(1)
 	p := lim.Pace()
@@ -221,15 +160,15 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 	r, err := t.cfg.Store.Reserve(ctx, k, p, maxWait)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Reservation{}, turnLocal, ctx.Err()
+			return quotastore.Reservation{}, turnLocal, ctx.Err()
 		}
 		t.storeFailed(err)
 		lim.SetShare(t.fallbackShare())
-		return Reservation{}, turnLocal, nil
+		return quotastore.Reservation{}, turnLocal, nil
 	}
 	t.storeAnswered(r.Peers)
 	if err := t.await(ctx, k, r, maxWait); err != nil {
-		return Reservation{}, turnLocal, err
+		return quotastore.Reservation{}, turnLocal, err
 	}
 	return r, turnShared, nil
 }
@@ -245,7 +184,7 @@ func maxWaitOf(ctx context.Context, now time.Time) time.Duration {
 // await sleeps until reservation r of tenant k is due. It fails, with r
 // given back, if r was not taken (not due within maxWait) or the context
 // ends first.
-func (t *Transport) await(ctx context.Context, k quota.Key, r Reservation, maxWait time.Duration) error {
+func (t *Transport) await(ctx context.Context, k quota.Key, r quotastore.Reservation, maxWait time.Duration) error {
 	if !r.OK {
 		return &adaptive.WaitError{Wait: r.Wait, Left: maxWait, Reason: reasonShared}
 	}
@@ -260,7 +199,7 @@ func (t *Transport) await(ctx context.Context, k quota.Key, r Reservation, maxWa
 }
 
 // cancel gives back reservation r of a request that will not be sent.
-func (t *Transport) cancel(k quota.Key, r Reservation) {
+func (t *Transport) cancel(k quota.Key, r quotastore.Reservation) {
 	if err := t.cfg.Store.Cancel(context.Background(), k, r); err != nil {
 		t.storeFailed(err)
 	}
@@ -279,7 +218,7 @@ func (t *Transport) sharePause(k quota.Key, lim *adaptive.Limiter, before time.T
 }
 
 // publish tells the Store what the tenant's learner settled on, if the
-// answer just told changed it from was (see Store.Publish).
+// answer just told changed it from was (see quotastore.Store.Publish).
 func (t *Transport) publish(k quota.Key, lim *adaptive.Limiter, was adaptive.Estimate) {
 	e, ok := lim.Learned()
 	if !ok || e.Limit == was.Limit && e.Window == was.Window || t.StoreDown() {

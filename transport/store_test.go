@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate-go/tollgate/internal/loadtest"
 	"github.com/tollgate-go/tollgate/internal/logtest"
 	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/quotastore"
 )
 
 // memStore is a Store in memory: a GCRA reservation per tenant, as package
@@ -36,7 +37,7 @@ type memStore struct {
 	leader      map[quota.Key]int
 	lease, hold map[quota.Key]int64
 	epoch       map[quota.Key]int64
-	relayed     map[quota.Key][]Relayed
+	relayed     map[quota.Key][]quotastore.Relayed
 
 	calls, cancels, pauses, publishes atomic.Int64
 	down                              atomic.Bool
@@ -58,9 +59,9 @@ func (s *memStore) fail(ctx context.Context) error {
 	return errStoreDown
 }
 
-func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error) {
+func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (quotastore.Reservation, error) {
 	if err := s.fail(ctx); err != nil {
-		return Reservation{}, err
+		return quotastore.Reservation{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -68,14 +69,14 @@ func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 	iv := int64(p.Interval)
 	if iv == 0 { // a fresh process asks for the pace in force
 		if iv = s.interval[k]; iv == 0 {
-			return Reservation{NoPace: true, Peers: s.peers}, nil
+			return quotastore.Reservation{NoPace: true, Peers: s.peers}, nil
 		}
 		p.Burst = 1
 	}
 	tat := max(s.tat[k], now)
 	due := max(now, tat-int64(p.Burst-1)*iv, s.pause[k])
 	if due-now > int64(maxWait) {
-		return Reservation{Wait: time.Duration(due - now), Interval: time.Duration(iv), Peers: s.peers}, nil
+		return quotastore.Reservation{Wait: time.Duration(due - now), Interval: time.Duration(iv), Peers: s.peers}, nil
 	}
 	s.tat[k], s.interval[k] = max(tat, due)+iv, iv
 	if s.said == nil {
@@ -84,10 +85,10 @@ func (s *memStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, ma
 	if p.Interval != 0 {
 		s.said[k] = p.Source != adaptive.SourceLearned
 	}
-	return Reservation{OK: true, Wait: time.Duration(due - now), Interval: time.Duration(iv), Peers: s.peers, Token: s.tat[k]}, nil
+	return quotastore.Reservation{OK: true, Wait: time.Duration(due - now), Interval: time.Duration(iv), Peers: s.peers, Token: s.tat[k]}, nil
 }
 
-func (s *memStore) Cancel(ctx context.Context, k quota.Key, r Reservation) error {
+func (s *memStore) Cancel(ctx context.Context, k quota.Key, r quotastore.Reservation) error {
 	if err := s.fail(ctx); err != nil {
 		return err
 	}
@@ -138,22 +139,22 @@ type memView struct {
 	id int
 }
 
-func (s *memStore) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+func (s *memStore) ReserveLearned(ctx context.Context, k quota.Key, lt quotastore.LearnedTurn) (quotastore.LearnedReservation, error) {
 	return s.reserveLearned(ctx, 0, k, lt)
 }
 
-func (v *memView) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+func (v *memView) ReserveLearned(ctx context.Context, k quota.Key, lt quotastore.LearnedTurn) (quotastore.LearnedReservation, error) {
 	return v.reserveLearned(ctx, v.id, k, lt)
 }
 
-func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt quotastore.LearnedTurn) (quotastore.LearnedReservation, error) {
 	if err := s.fail(ctx); err != nil {
-		return LearnedReservation{}, err
+		return quotastore.LearnedReservation{}, err
 	}
 	s.mu.Lock()
 	now := time.Now().UnixNano()
 	if s.leader == nil {
-		s.leader, s.lease, s.hold, s.relayed = map[quota.Key]int{}, map[quota.Key]int64{}, map[quota.Key]int64{}, map[quota.Key][]Relayed{}
+		s.leader, s.lease, s.hold, s.relayed = map[quota.Key]int{}, map[quota.Key]int64{}, map[quota.Key]int64{}, map[quota.Key][]quotastore.Relayed{}
 		s.epoch = map[quota.Key]int64{}
 	}
 	s.relayed[k] = append(s.relayed[k], lt.Answers...)
@@ -161,7 +162,7 @@ func (s *memStore) reserveLearned(ctx context.Context, id int, k quota.Key, lt L
 	for _, a := range lt.Answers {
 		thr = thr || a.Throttled
 	}
-	var r LearnedReservation
+	var r quotastore.LearnedReservation
 	if s.said[k] && s.tat[k] > now-int64(time.Second) {
 		// A pace said to another process is in force: a turn at it.
 		s.mu.Unlock()
@@ -573,13 +574,13 @@ func (s *spyStore) record(call string) {
 	}
 }
 
-func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (Reservation, error) {
+func (s *spyStore) Reserve(ctx context.Context, k quota.Key, p adaptive.Pace, maxWait time.Duration) (quotastore.Reservation, error) {
 	s.turns.Add(1)
 	s.record(fmt.Sprintf("reserve at %v", p.Interval))
 	return s.memView.Reserve(ctx, k, p, maxWait)
 }
 
-func (s *spyStore) ReserveLearned(ctx context.Context, k quota.Key, lt LearnedTurn) (LearnedReservation, error) {
+func (s *spyStore) ReserveLearned(ctx context.Context, k quota.Key, lt quotastore.LearnedTurn) (quotastore.LearnedReservation, error) {
 	s.turns.Add(1)
 	r, err := s.memView.ReserveLearned(ctx, k, lt)
 	s.record(fmt.Sprintf("learned fresh=%v said=%v ok=%v", lt.Fresh, r.Said, r.OK))

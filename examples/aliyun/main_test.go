@@ -229,7 +229,7 @@ func TestDemoProcesses(t *testing.T) {
 // AccessKeyId nor its secret is in any key or value left there. The fake
 // gateway sends Alibaba's rate-limit headers: the store shares only a pace
 // every process derives alike, and a pace learned from throttles alone is
-// not (see transport.Store), so without headers it would not be called.
+// not (see quotastore.Store), so without headers it would not be called.
 // And the processes must agree on the tenant: Redis holds one.
 func TestRunRedis(t *testing.T) {
 	if testing.Short() {
