@@ -139,8 +139,10 @@
 // # Sharing a quota among processes
 //
 // Where several processes spend one quota, a store (package transport's
-// Config.Store) paces them as one. Where the pace is said, every process
-// derives it alike: the Limiter gives the store the pace said for the
+// Config.Store) paces them as one, through the side of each Limiter that
+// stores work with (Limiter.Fleet; its methods are named below). Where the
+// pace is said, every process derives it alike: the Limiter gives the
+// store the pace said for the
 // tenant (Pace: the headers' limit per window, or the rule's), the end of
 // the latest pause (Paused), whether it knows nothing yet (Fresh); it
 // admits a request the store has already held to its turn without pacing

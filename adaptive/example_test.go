@@ -140,7 +140,7 @@ func Example_learner() {
 // Learned when the run ends, Seed the next run's Limiter with it, and the
 // next run paces at the quota from its first request instead of learning
 // it again. (A transport.Config.Store does this for a fleet.)
-func ExampleLimiter_Seed() {
+func ExampleFleet_Seed() {
 	// The end of one run: the estimate its learner settled on (here as
 	// Learned would give it), saved.
 	var saved bytes.Buffer
@@ -155,10 +155,10 @@ func ExampleLimiter_Seed() {
 		panic(err)
 	}
 	lim := adaptive.New(adaptive.Config{})
-	fmt.Println("seeded:", lim.Seed(est))
+	fmt.Println("seeded:", lim.Fleet().Seed(est))
 	sn := lim.Snapshot()
 	fmt.Printf("%v: %d per %v, pacing at %.1f/s\n", sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.Rate)
-	if e, ok := lim.Learned(); ok {
+	if e, ok := lim.Fleet().Learned(); ok {
 		fmt.Printf("to save at the end: %d per %v\n", e.Limit, e.Window)
 	}
 	// Output:

@@ -6,12 +6,26 @@ import (
 	"github.com/tollgate-go/tollgate/quota"
 )
 
+// Fleet is the side of a Limiter that a store sharing the tenant's quota
+// among processes works with (package transport's Config.Store, and
+// quotastore.Store): the pace said to the tenant (Pace), the share of it
+// this process spends while the store is out of reach (SetShare), what the
+// learner settled on and the seed that starts another process from it
+// (Learned, Seed), and the fleet's learning through one leader. A user of
+// one process needs none of it.
+//
 // A fleet of processes that spends one quota the server does not say
-// learns it through one Limiter, its leader's (see package transport's
-// Store): the others send at the pace it learned (LearnedPace), hold while
-// it learns alone (Holding), and relay their answers to it
-// (ObserveRelayed), so that its learner counts every request the server
-// counts, as if the fleet were one client.
+// learns it through one Limiter, its leader's: the others send at the pace
+// it learned (LearnedPace), hold while it learns alone (Holding), and
+// relay their answers to it (ObserveRelayed), so that its learner counts
+// every request the server counts, as if the fleet were one client.
+//
+// A Fleet is a small value; like its Limiter, it is safe for concurrent
+// use.
+type Fleet struct{ l *Limiter }
+
+// Fleet returns the side of l that a store sharing its quota works with.
+func (l *Limiter) Fleet() Fleet { return Fleet{l} }
 
 // ObserveRelayed learns from an answer another process got, for a request
 // it sent at sent (obs.At is when the answer came; both on this process's
@@ -20,7 +34,8 @@ import (
 // nothing of the round trip. A request sent while the learner measured or
 // tested a throttle alone (see Holding) was sent before that began, as far
 // as the learner can tell.
-func (l *Limiter) ObserveRelayed(obs quota.Observation, sent time.Time) {
+func (f Fleet) ObserveRelayed(obs quota.Observation, sent time.Time) {
+	l := f.l
 	if obs.At.IsZero() {
 		obs.At = time.Now()
 	}
@@ -60,7 +75,8 @@ func (l *Limiter) relayedSeq(t *Ticket) uint64 {
 // hold lasts longer than maxHold or four windows: a learner that cannot
 // settle (a server whose window is no fixed one) starves no follower,
 // which then goes on by its own limiter until this one settles.
-func (l *Limiter) Holding() bool {
+func (f Fleet) Holding() bool {
+	l := f.l
 	now := time.Now().UnixNano()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -122,7 +138,8 @@ const coldHold = 2 * time.Second
 // of arrival delays, evenly, or one more per window from the start of a
 // probe above L̂ at now+ahead. It is the zero Pace while the learner is not
 // settled, or the server says its limit, or a rule paces.
-func (l *Limiter) LearnedPace(ahead time.Duration) Pace {
+func (f Fleet) LearnedPace(ahead time.Duration) Pace {
+	l := f.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.s.e
@@ -141,11 +158,12 @@ func (l *Limiter) LearnedPace(ahead time.Duration) Pace {
 // handed out before then are taken. A shared pacer that takes over the
 // pace from it (see LearnedPace) starts no earlier, or the two would
 // overlap.
-func (l *Limiter) Booked() time.Time {
+func (f Fleet) Booked() time.Time {
+	l := f.l
 	return time.Unix(0, l.b.tat.Load()-l.b.tau.Load())
 }
 
 // MarkDemand records that a caller waited for its turn at now in a pacer
 // kept elsewhere (see WaitPaced): demand, as if this Limiter had held it
 // back, which the learner needs before it probes above L̂.
-func (l *Limiter) MarkDemand(now time.Time) { l.markBlocked(now.UnixNano()) }
+func (f Fleet) MarkDemand(now time.Time) { f.l.markBlocked(now.UnixNano()) }

@@ -171,7 +171,7 @@ const schedSlack = int64(time.Millisecond)
 // whole again. l.mu is held.
 func (l *Limiter) frozen() bool {
 	e := l.s.e
-	return l.Share() < 1 && e != nil && e.phase == PhaseSettled && !e.seeking
+	return l.shareNow() < 1 && e != nil && e.phase == PhaseSettled && !e.seeking
 }
 
 // learnSuccess gives a success to the learner. It reports whether the

@@ -102,7 +102,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 // however slow the pace the server's answers set, one request per
 // MaxPause, whose answer may correct it (a rule's pace is the user's).
 func (l *Limiter) paced(rate float64, src Source) float64 {
-	if sh := l.Share(); sh < 1 {
+	if sh := l.shareNow(); sh < 1 {
 		rate *= sh
 	}
 	if floor := 1e9 / float64(l.params().maxPause); rate > 0 && rate < floor && src != SourceRule {
@@ -114,7 +114,7 @@ func (l *Limiter) paced(rate float64, src Source) float64 {
 // pacedLimit returns the window limit the pacer enforces for wlim: scaled
 // by the share, at least 1 (0 for none).
 func (l *Limiter) pacedLimit(wlim int64) int64 {
-	if sh := l.Share(); sh < 1 && wlim > 0 {
+	if sh := l.shareNow(); sh < 1 && wlim > 0 {
 		return max(int64(float64(wlim)*sh), 1)
 	}
 	return wlim

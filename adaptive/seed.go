@@ -8,8 +8,8 @@ import "time"
 // value the bounds hold, or WindowHigh.
 //
 // A store that shares a tenant's quota among processes keeps the latest
-// Estimate a process learned (Limiter.Learned), so that a process that
-// starts cold on the tenant takes it up (Limiter.Seed) instead of learning
+// Estimate a process learned (Fleet.Learned), so that a process that
+// starts cold on the tenant takes it up (Fleet.Seed) instead of learning
 // the quota again: what is learned outlives the process that learned it.
 type Estimate struct {
 	Limit                 int64
@@ -35,7 +35,8 @@ func (e Estimate) Valid() bool {
 // otherwise (cold, measuring, testing a throttle, or the server says its
 // limit) false. While other processes spend the same quota unseen, the
 // estimate is what the server leaves this one: its share.
-func (l *Limiter) Learned() (Estimate, bool) {
+func (f Fleet) Learned() (Estimate, bool) {
+	l := f.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.s.e
@@ -63,7 +64,8 @@ func (l *Limiter) Learned() (Estimate, bool) {
 // Bounds that do not hold Window are widened to hold it. Seed reports
 // whether it took est: not if the Limiter knows anything already (a rule,
 // the server's headers, a throttle) or est is not Valid.
-func (l *Limiter) Seed(est Estimate) bool {
+func (f Fleet) Seed(est Estimate) bool {
+	l := f.l
 	if !est.Valid() {
 		return false
 	}

@@ -13,14 +13,14 @@ import (
 
 func TestSeedTakesEstimate(t *testing.T) {
 	l := New(Config{})
-	if _, ok := l.Learned(); ok {
+	if _, ok := l.Fleet().Learned(); ok {
 		t.Fatal("Learned: a cold Limiter has an estimate")
 	}
 	est := Estimate{Limit: 50, Window: time.Second, WindowLow: 900 * time.Millisecond, WindowHigh: 1100 * time.Millisecond}
-	if !l.Seed(est) {
+	if !l.Fleet().Seed(est) {
 		t.Fatal("Seed refused a valid estimate on a fresh Limiter")
 	}
-	if l.Fresh() {
+	if l.Fleet().Fresh() {
 		t.Error("Fresh after Seed")
 	}
 	sn := l.Snapshot()
@@ -30,10 +30,10 @@ func TestSeedTakesEstimate(t *testing.T) {
 	if sn.Rate < 45 || sn.Rate > 50 {
 		t.Errorf("rate %.1f/s after Seed, want just under 50", sn.Rate)
 	}
-	if got, ok := l.Learned(); !ok || got != est {
+	if got, ok := l.Fleet().Learned(); !ok || got != est {
 		t.Errorf("Learned = %+v, %v; want %+v", got, ok, est)
 	}
-	if l.Seed(est) {
+	if l.Fleet().Seed(est) {
 		t.Error("Seed took a second estimate")
 	}
 }
@@ -66,7 +66,7 @@ func TestSeedRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.lim()
 			before := l.Snapshot()
-			if l.Seed(tc.est) {
+			if l.Fleet().Seed(tc.est) {
 				t.Fatalf("Seed(%+v) took it", tc.est)
 			}
 			if after := l.Snapshot(); after.Phase != before.Phase || after.Source != before.Source || after.LearnedLimit != before.LearnedLimit {
@@ -80,7 +80,7 @@ func TestSeedRefuses(t *testing.T) {
 // hold it, not taken.
 func TestSeedWidensBounds(t *testing.T) {
 	l := New(Config{})
-	if !l.Seed(Estimate{Limit: 10, Window: 2 * time.Second, WindowLow: 5 * time.Second, WindowHigh: time.Second}) {
+	if !l.Fleet().Seed(Estimate{Limit: 10, Window: 2 * time.Second, WindowLow: 5 * time.Second, WindowHigh: time.Second}) {
 		t.Fatal("Seed refused")
 	}
 	sn := l.Snapshot()
@@ -119,7 +119,7 @@ func TestSeedSkipsLearning(t *testing.T) {
 		for i := 0; i < 30; i++ {
 			run(first, time.Second)
 			var ok bool
-			if est, ok = first.Learned(); ok {
+			if est, ok = first.Fleet().Learned(); ok {
 				break
 			}
 		}
@@ -130,7 +130,7 @@ func TestSeedSkipsLearning(t *testing.T) {
 		time.Sleep(2 * time.Second) // the process is gone; its windows pass
 
 		seeded := New(Config{})
-		if !seeded.Seed(est) {
+		if !seeded.Fleet().Seed(est) {
 			t.Fatal("Seed refused what Learned gave")
 		}
 		s := run(seeded, 3*time.Second)

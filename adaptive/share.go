@@ -7,7 +7,7 @@ import (
 
 // Pace is the pace a rule or the server's rate-limit headers set for a
 // tenant, as a store that shares the tenant's quota among processes needs
-// it (see Limiter.Pace): admissions spaced Interval apart with bursts of
+// it (see Fleet.Pace): admissions spaced Interval apart with bursts of
 // up to Burst, and at most Limit in any trailing Window where the bucket
 // does not already imply it.
 type Pace struct {
@@ -33,7 +33,8 @@ func (p Pace) Said() bool { return p.Interval > 0 }
 // from it (the server throttled at the rule's pace). It is what the pacer
 // would pace at: scaled by the share (see SetShare), and, where the
 // server said it, no slower than one request per MaxPause.
-func (l *Limiter) Pace() Pace {
+func (f Fleet) Pace() Pace {
+	l := f.l
 	l.mu.Lock()
 	rate, burst, wlim, wlen, src := l.saidLimits()
 	learned := l.s.src == SourceLearned
@@ -63,10 +64,11 @@ func intervalOf(rate float64) time.Duration {
 // reach the others (package transport, Config.Store), and 1 again when it
 // can. A share outside (0, 1] means 1. Waiters see the change as they see
 // any hot update.
-func (l *Limiter) SetShare(f float64) {
+func (f Fleet) SetShare(share float64) {
+	l := f.l
 	var bits uint32 // 0 stands for a share of 1, so the zero Limiter has it
-	if f > 0 && f < 1 {
-		bits = math.Float32bits(float32(f))
+	if share > 0 && share < 1 {
+		bits = math.Float32bits(float32(share))
 	}
 	if l.share.Swap(bits) == bits {
 		return
@@ -80,7 +82,10 @@ func (l *Limiter) SetShare(f float64) {
 }
 
 // Share returns the share set by SetShare: 1 unless it set a smaller one.
-func (l *Limiter) Share() float64 {
+func (f Fleet) Share() float64 { return f.l.shareNow() }
+
+// shareNow is Fleet.Share.
+func (l *Limiter) shareNow() float64 {
 	if bits := l.share.Load(); bits != 0 {
 		return float64(math.Float32frombits(bits))
 	}
@@ -89,7 +94,8 @@ func (l *Limiter) Share() float64 {
 
 // Paused returns the end of the latest pause (the gate is closed before
 // it), without taking the Limiter's lock; zero if there was none.
-func (l *Limiter) Paused() time.Time {
+func (f Fleet) Paused() time.Time {
+	l := f.l
 	if u := l.g.until.Load(); u != 0 {
 		return time.Unix(0, u)
 	}
@@ -100,7 +106,8 @@ func (l *Limiter) Paused() time.Time {
 // rule, no limit or Remaining from the server's headers, no throttle seen
 // (slow start before its first throttle). A store that shares the
 // tenant's quota may then pace it by what the other processes know.
-func (l *Limiter) Fresh() bool {
+func (f Fleet) Fresh() bool {
+	l := f.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.s.src == SourceNone && l.s.e == nil

@@ -44,7 +44,7 @@ type Snapshot struct {
 	Probing    bool          // a probe is wanted or in flight
 	InFlight   int64         // tickets neither done nor cancelled
 	Source     Source        // where Rate came from
-	Share      float64       // the share of the quota this process spends on its own (see Limiter.SetShare)
+	Share      float64       // the share of the quota this process spends on its own (see Fleet.SetShare)
 
 	// Breaker is the state of the tenant's circuit breaker (closed if it
 	// has none; see Limiter.Breaker), and BreakerUntil, if it is open,
@@ -75,7 +75,7 @@ func (l *Limiter) Snapshot() Snapshot {
 	}
 	sn.Probing = l.g.probe.Load() != 0
 	sn.InFlight = l.inflight.Load()
-	sn.Share = l.Share()
+	sn.Share = l.shareNow()
 	sn.Breaker, sn.BreakerUntil = l.brk.State(), l.brk.OpenUntil()
 	l.mu.Lock()
 	s := &l.s

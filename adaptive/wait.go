@@ -25,7 +25,7 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) { return l.wait(ctx,
 // transport's Config.Store) has already held it to its turn. The bucket is
 // not asked again, which would make it later than its turn and waste it;
 // the gate, the window and the caps on requests in flight are.
-func (l *Limiter) WaitPaced(ctx context.Context) (Ticket, error) { return l.wait(ctx, true) }
+func (f Fleet) WaitPaced(ctx context.Context) (Ticket, error) { return f.l.wait(ctx, true) }
 
 func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 	if err := ctx.Err(); err != nil {

@@ -15,7 +15,7 @@ type Relayed struct {
 // LearnedTurn is what a process asks of a Store for a turn on a tenant
 // the processes learn as one (Store.ReserveLearned).
 type LearnedTurn struct {
-	// Pace is the caller's learned pace (adaptive.Limiter.LearnedPace):
+	// Pace is the caller's learned pace (adaptive.Fleet.LearnedPace):
 	// if the caller leads the tenant, the fleet's from now on. Zero if
 	// its learner has not settled; a leader with none takes no turn.
 	Pace adaptive.Pace
@@ -34,11 +34,11 @@ type LearnedTurn struct {
 	// follower, since its last call.
 	Answers []Relayed
 	// NotBefore, if the caller leads, is when its own limiter's turns
-	// end (adaptive.Limiter.Booked): its turns in the shared pacer begin
+	// end (adaptive.Fleet.Booked): its turns in the shared pacer begin
 	// no earlier.
 	NotBefore time.Time
 	// Fresh says the caller knows nothing of the tenant yet
-	// (adaptive.Limiter.Fresh): the estimate kept comes back with the
+	// (adaptive.Fleet.Fresh): the estimate kept comes back with the
 	// answer (Reservation.Learned).
 	Fresh bool
 }

@@ -27,11 +27,11 @@ import (
 // (ReserveLearned): one of them leads it, its learner learning for all
 // from every answer the fleet gets, and the others follow its pace (see
 // LearnedTurn). A process that knows nothing of a tenant yet
-// (adaptive.Limiter.Fresh) asks so too: it takes its turn at the pace said
+// (adaptive.Fleet.Fresh) asks so too: it takes its turn at the pace said
 // to the others, if one is in force, until its own answers tell it. What
-// a learner settles on (adaptive.Limiter.Learned) is kept (Publish), and
+// a learner settles on (adaptive.Fleet.Learned) is kept (Publish), and
 // a process that knows nothing of the tenant yet starts from it
-// (adaptive.Limiter.Seed) instead of learning the quota again: learned
+// (adaptive.Fleet.Seed) instead of learning the quota again: learned
 // quotas outlive the processes that learned them.
 //
 // Every method must return within the store's own timeout, however slow

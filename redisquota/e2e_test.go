@@ -259,7 +259,7 @@ func TestLearnedOutlivesProcess(t *testing.T) {
 	}
 	var est adaptive.Estimate
 	first[0].Range(func(_ quota.Key, lim *adaptive.Limiter) bool {
-		est, _ = lim.Learned()
+		est, _ = lim.Fleet().Learned()
 		return false
 	})
 	t.Logf("learned %+v; Redis keeps %v", est, rdb.HGetAll(t.Context(), learned()[0]).Val())

@@ -21,13 +21,13 @@ import (
 //     pacer (quotastore.LearnedTurn.Pace).
 //   - While the leader's learner learns alone (slow start, measuring a
 //     window, testing a throttle, a pause and its probe:
-//     adaptive.Limiter.Holding), the followers hold their requests, so
+//     adaptive.Fleet.Holding), the followers hold their requests, so
 //     that the server counts the leader's alone, and one probe goes for
 //     all.
 //   - A follower sends at its turn and nothing else: its own Limiter is
 //     not asked. Its answers go to the leader in its next call
 //     (quotastore.LearnedTurn.Answers), and the leader's learner counts them as its
-//     own (adaptive.Limiter.ObserveRelayed).
+//     own (adaptive.Fleet.ObserveRelayed).
 //
 // So the fleet learns a quota as one client would, from every answer the
 // server gives it. It costs a call to the store per request, and more
@@ -199,7 +199,7 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 			if ctx.Err() != nil {
 				return quotastore.Reservation{}, turnLocal, ctx.Err()
 			}
-			lim.SetShare(t.fallbackShare())
+			lim.Fleet().SetShare(t.fallbackShare())
 			return quotastore.Reservation{}, turnLocal, nil
 		}
 		if !r.OK && !r.NoPace && !r.Held && r.Wait < maxWait {
@@ -220,7 +220,7 @@ func (t *Transport) reserveLearned(ctx context.Context, k quota.Key, lim *adapti
 				return quotastore.Reservation{}, turnLocal, nil
 			}
 			if r.Wait > 0 {
-				lim.MarkDemand(now)
+				lim.Fleet().MarkDemand(now)
 			}
 			if err := t.await(ctx, k, r.Reservation, maxWait); err != nil {
 				return quotastore.Reservation{}, turnLocal, err
@@ -266,15 +266,15 @@ func (t *Transport) callLearned(ctx context.Context, k quota.Key, lim *adaptive.
 	now := time.Now()
 	answers, ahead := t.fleet.turnArgs(k)
 	lt := quotastore.LearnedTurn{
-		Pace:      lim.LearnedPace(ahead),
+		Pace:      lim.Fleet().LearnedPace(ahead),
 		MaxWait:   maxWait,
 		BookAhead: bookAhead,
 		Answers:   append(answers, more...),
-		Fresh:     lim.Fresh(),
-		NotBefore: lim.Booked(),
+		Fresh:     lim.Fleet().Fresh(),
+		NotBefore: lim.Fleet().Booked(),
 	}
-	if lim.Holding() {
-		lt.Hold = max(holdFor, time.Until(lim.Paused())+holdFor/2)
+	if lim.Fleet().Holding() {
+		lt.Hold = max(holdFor, time.Until(lim.Fleet().Paused())+holdFor/2)
 	}
 	r, err := t.cfg.Store.ReserveLearned(ctx, k, lt)
 	if err != nil {
@@ -285,12 +285,12 @@ func (t *Transport) callLearned(ctx context.Context, k quota.Key, lim *adaptive.
 	}
 	t.storeAnswered(r.Peers)
 	t.fleet.heard(k, r, now)
-	if r.Learned.Valid() && lim.Fresh() {
-		lim.Seed(r.Learned)
+	if r.Learned.Valid() && lim.Fleet().Fresh() {
+		lim.Fleet().Seed(r.Learned)
 	}
 	if r.Leader {
 		for _, a := range r.Answers {
-			lim.ObserveRelayed(quota.Observation{At: a.Answered, Throttled: a.Throttled, Transient: a.Transient}, a.Sent)
+			lim.Fleet().ObserveRelayed(quota.Observation{At: a.Answered, Throttled: a.Throttled, Transient: a.Transient}, a.Sent)
 		}
 	}
 	return r, nil

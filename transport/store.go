@@ -124,7 +124,7 @@ func (t *Transport) admit(ctx context.Context, k quota.Key, lim *adaptive.Limite
 			return turn{res: res, shared: res.OK, follow: true, waited: res.Wait > 0}, nil
 		}
 		at := time.Now()
-		ticket, err := lim.WaitPaced(ctx)
+		ticket, err := lim.Fleet().WaitPaced(ctx)
 		if err != nil {
 			t.cancel(k, res)
 			return turn{}, err
@@ -148,11 +148,11 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 	now := time.Now()
 	retry := t.storeRetry()
 	if !t.health.usable(now.UnixNano(), retry) {
-		lim.SetShare(t.fallbackShare())
+		lim.Fleet().SetShare(t.fallbackShare())
 		return quotastore.Reservation{}, turnLocal, nil
 	}
-	lim.SetShare(1)
-	p := lim.Pace()
+	lim.Fleet().SetShare(1)
+	p := lim.Fleet().Pace()
 	if !p.Said() {
 		return t.reserveLearned(ctx, k, lim)
 	}
@@ -163,7 +163,7 @@ func (t *Transport) reserve(ctx context.Context, k quota.Key, lim *adaptive.Limi
 			return quotastore.Reservation{}, turnLocal, ctx.Err()
 		}
 		t.storeFailed(err)
-		lim.SetShare(t.fallbackShare())
+		lim.Fleet().SetShare(t.fallbackShare())
 		return quotastore.Reservation{}, turnLocal, nil
 	}
 	t.storeAnswered(r.Peers)
@@ -208,7 +208,7 @@ func (t *Transport) cancel(k quota.Key, r quotastore.Reservation) {
 // sharePause tells the other processes of a pause the answer to a shared
 // request began: the tenant's limiter is paused past before, until u.
 func (t *Transport) sharePause(k quota.Key, lim *adaptive.Limiter, before time.Time) {
-	u := lim.Paused()
+	u := lim.Fleet().Paused()
 	if !u.After(before) || !u.After(time.Now()) {
 		return
 	}
@@ -220,7 +220,7 @@ func (t *Transport) sharePause(k quota.Key, lim *adaptive.Limiter, before time.T
 // publish tells the Store what the tenant's learner settled on, if the
 // answer just told changed it from was (see quotastore.Store.Publish).
 func (t *Transport) publish(k quota.Key, lim *adaptive.Limiter, was adaptive.Estimate) {
-	e, ok := lim.Learned()
+	e, ok := lim.Fleet().Learned()
 	if !ok || e.Limit == was.Limit && e.Window == was.Window || t.StoreDown() {
 		return
 	}

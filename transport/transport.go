@@ -297,10 +297,10 @@ func (t *Transport) answered(ev RequestEvent, o quota.Observation, lim *adaptive
 	case tn.follow:
 		t.relay(ev.Key, lim, tn.sent, o)
 	case tn.shared:
-		paused = lim.Paused()
+		paused = lim.Fleet().Paused()
 		fallthrough
 	case t.cfg.Store != nil:
-		was, _ = lim.Learned()
+		was, _ = lim.Fleet().Learned()
 	}
 	if t.observer == nil {
 		ticket.Done(o)
