@@ -3,16 +3,19 @@ package metrics_test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/tollgate-go/tollgate/internal/fakecloud"
+
 	"github.com/tollgate-go/tollgate/metrics"
 	"github.com/tollgate-go/tollgate/transport"
 )
@@ -24,23 +27,33 @@ import (
 // each call. The tenant label carries the account
 // id given in Accounts; an AccessKeyId not in Accounts would appear only as
 // its "ak-" hash.
+//
+// The calls go to a test server that answers as Alibaba Cloud's API
+// gateway does; against the cloud, the endpoint is
+// https://ecs.cn-hangzhou.aliyuncs.com, whose host names the product.
 func Example() {
 	c := metrics.New(metrics.Config{})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
 
-	cloud := fakecloud.New(fakecloud.Config{
-		Quotas: []fakecloud.Quota{{API: "DescribeInstances", Policy: fakecloud.SlidingWindow, Limit: 2, Window: time.Minute}},
-	})
-	client := &http.Client{Transport: transport.New(cloud.RoundTripper(), transport.Config{
+	srv := httptest.NewServer(throttlingGateway(2, time.Minute))
+	defer srv.Close()
+	endpoint := srv.URL
+
+	client := &http.Client{Transport: transport.New(nil, transport.Config{
 		Observer: c,
-		Accounts: map[string]string{"AKIDexample": "1234567890123456"},
+		Accounts: map[string]string{"LTAI5tEXAMPLE": "1234567890123456"},
+		Product:  "ecs", // for the test server's host; an Alibaba Cloud host names it itself
 	})}
 	for range 5 {
-		req, _ := fakecloud.NewRequest(context.Background(), "http://ecs.aliyuncs.com", "AKIDexample", "DescribeInstances")
-		resp, err := client.Do(req)
+		req, err := newRequest(context.Background(), endpoint, "LTAI5tEXAMPLE", "DescribeInstances")
 		if err != nil {
 			fmt.Println(err)
+			return
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			fmt.Println(transport.RedactError(err))
 			return
 		}
 		io.Copy(io.Discard, resp.Body)
@@ -68,4 +81,51 @@ func Example() {
 	// tollgate_limit_source{source="learned",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 1
 	// tollgate_requests_total{result="throttled",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 3
 	// tollgate_wait_seconds_count{tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 5
+}
+
+// throttlingGateway returns a handler that answers ECS DescribeInstances
+// calls as Alibaba Cloud's API gateway does under a quota of limit calls in
+// any trailing window: 200 with a JSON page of instances (here none), and
+// past the quota HTTP 400 with code Throttling.User. Like the gateway, it
+// sends no rate-limit header, so the Transport learns the quota from the
+// throttles.
+func throttlingGateway(limit int, window time.Duration) http.Handler {
+	var (
+		mu       sync.Mutex
+		admitted []time.Time // the calls let through in the trailing window
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		now := time.Now()
+		for len(admitted) > 0 && now.Sub(admitted[0]) >= window {
+			admitted = admitted[1:]
+		}
+		ok := len(admitted) < limit
+		if ok {
+			admitted = append(admitted, now)
+		}
+		mu.Unlock()
+
+		w.Header().Set("Content-Type", "application/json;charset=utf-8")
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"RequestId":"8E1A2C","HostId":"ecs.aliyuncs.com","Code":"Throttling.User","Message":"Request was denied due to user flow control."}`)
+			return
+		}
+		io.WriteString(w, `{"RequestId":"8E1A2C","TotalCount":0,"PageNumber":1,"PageSize":10,"Instances":{"Instance":[]}}`)
+	})
+}
+
+// newRequest returns a call of an ECS API action as Alibaba Cloud's RPC
+// style takes it: POST endpoint/?Action=…&RegionId=…&AccessKeyId=…, with a
+// fresh SignatureNonce. An SDK also signs it (Timestamp, Signature);
+// these examples' test servers check neither.
+func newRequest(ctx context.Context, endpoint, accessKeyID, action string) (*http.Request, error) {
+	q := url.Values{
+		"Action":         {action},
+		"RegionId":       {"cn-hangzhou"},
+		"AccessKeyId":    {accessKeyID},
+		"SignatureNonce": {rand.Text()},
+	}
+	return http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/?"+q.Encode(), http.NoBody)
 }

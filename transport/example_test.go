@@ -2,31 +2,43 @@ package transport_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/tollgate-go/tollgate/breaker"
-	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/quota"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
-// A Transport goes where any http.RoundTripper goes. Here it sends to the
-// fake gateway in memory; in production next is nil (http.DefaultTransport)
-// or your own transport.
+// A Transport goes where any http.RoundTripper goes. Here the client calls
+// a test server that answers as Alibaba Cloud's API gateway does; against
+// the cloud, the endpoint is https://ecs.cn-hangzhou.aliyuncs.com. Nil
+// as next sends through http.DefaultTransport; pass your own transport
+// instead if you have one.
 func Example() {
-	cloud := fakecloud.New(fakecloud.Config{})
-	next := cloud.RoundTripper()
+	srv := httptest.NewServer(http.HandlerFunc(describeInstances))
+	defer srv.Close()
+	endpoint := srv.URL
 
-	client := &http.Client{Transport: transport.New(next, transport.Config{})}
+	client := &http.Client{Transport: transport.New(nil, transport.Config{})}
 
-	req, _ := fakecloud.NewRequest(context.Background(), "http://ecs.cn-hangzhou.aliyuncs.com", "LTAI5tEXAMPLE", "DescribeInstances")
-	resp, err := client.Do(req)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds the wait for quota too
+	defer cancel()
+	req, err := newRequest(ctx, endpoint, "LTAI5tEXAMPLE", "DescribeInstances")
 	if err != nil {
 		fmt.Println(err)
+		return
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(transport.RedactError(err))
 		return
 	}
 	io.Copy(io.Discard, resp.Body)
@@ -57,46 +69,62 @@ func ExampleConfig_rules() {
 
 // Errors from http.Client.Do quote the request's URL, and a signed request's
 // URL holds its AccessKeyId, Signature and SecurityToken. Pass any error
-// through RedactError before it reaches a log.
+// through RedactError before it reaches a log. Here the call fails before
+// it is sent, so it needs no server.
 func ExampleRedactError() {
-	cloud := fakecloud.New(fakecloud.Config{})
-	client := &http.Client{Transport: transport.New(cloud.RoundTripper(), transport.Config{})}
+	client := &http.Client{Transport: transport.New(nil, transport.Config{})}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the call fails before it is sent
-	req, _ := fakecloud.NewRequest(ctx, "http://ecs.cn-hangzhou.aliyuncs.com", "LTAI5tEXAMPLE", "DescribeInstances")
+	req, err := newRequest(ctx, "https://ecs.cn-hangzhou.aliyuncs.com", "LTAI5tEXAMPLE", "DescribeInstances")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	if _, err := client.Do(req); err != nil {
 		fmt.Println(transport.RedactError(err))
 	}
-	// Output: Post "http://ecs.cn-hangzhou.aliyuncs.com/?REDACTED": context canceled
+	// Output: Post "https://ecs.cn-hangzhou.aliyuncs.com/?REDACTED": context canceled
 }
 
 // With Config.Breaker set, a tenant whose service fails stops being sent
 // to: after the failures the breaker counts (here 3 in a row), RoundTrip
 // refuses at once with ErrCircuitOpen, saying when one probe will test the
-// service again. retry.Do waits that long before its next attempt.
+// service again. retry.Do waits that long before its next attempt. The
+// test server here fails every call, as the gateway does while the
+// service behind it is down.
 func ExampleConfig_breaker() {
-	cloud := fakecloud.New(fakecloud.Config{Faults: fakecloud.Faults{UnavailableRate: 1}}) // every answer 503
-	client := &http.Client{Transport: transport.New(cloud.RoundTripper(), transport.Config{
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		serviceUnavailable(w, r)
+	}))
+	defer srv.Close()
+
+	client := &http.Client{Transport: transport.New(nil, transport.Config{
 		Breaker: &breaker.Config{ConsecutiveFailures: 3, OpenFor: 30 * time.Second},
 	})}
 
 	for i := range 5 {
-		req, _ := fakecloud.NewRequest(context.Background(), "http://ecs.cn-hangzhou.aliyuncs.com", "LTAI5tEXAMPLE", "DescribeInstances")
+		req, err := newRequest(context.Background(), srv.URL, "LTAI5tEXAMPLE", "DescribeInstances")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		resp, err := client.Do(req)
 		var open *breaker.OpenError
 		switch {
 		case errors.As(err, &open):
 			fmt.Printf("call %d: not sent, %v; probe in %.0fs\n", i+1, errors.Is(err, transport.ErrCircuitOpen), open.Wait.Seconds())
 		case err != nil:
-			fmt.Println(err)
+			fmt.Println(transport.RedactError(err))
 		default:
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			fmt.Printf("call %d: %s\n", i+1, resp.Status)
 		}
 	}
-	fmt.Println("server saw", cloud.Stats().Total.Requests)
+	fmt.Println("server saw", calls.Load())
 	// Output:
 	// call 1: 503 Service Unavailable
 	// call 2: 503 Service Unavailable
@@ -104,4 +132,34 @@ func ExampleConfig_breaker() {
 	// call 4: not sent, true; probe in 30s
 	// call 5: not sent, true; probe in 30s
 	// server saw 3
+}
+
+// newRequest returns a call of an ECS API action as Alibaba Cloud's RPC
+// style takes it: POST endpoint/?Action=…&RegionId=…&AccessKeyId=…, with a
+// fresh SignatureNonce. An SDK also signs it (Timestamp, Signature);
+// these examples' test servers check neither.
+func newRequest(ctx context.Context, endpoint, accessKeyID, action string) (*http.Request, error) {
+	q := url.Values{
+		"Action":         {action},
+		"RegionId":       {"cn-hangzhou"},
+		"AccessKeyId":    {accessKeyID},
+		"SignatureNonce": {rand.Text()},
+	}
+	return http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/?"+q.Encode(), http.NoBody)
+}
+
+// describeInstances answers an ECS DescribeInstances call as Alibaba
+// Cloud's API gateway does when the call succeeds: 200 with a JSON page of
+// instances (here none).
+func describeInstances(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	io.WriteString(w, `{"RequestId":"8E1A2C","TotalCount":0,"PageNumber":1,"PageSize":10,"Instances":{"Instance":[]}}`)
+}
+
+// serviceUnavailable answers a call as Alibaba Cloud's API gateway does
+// while the service behind it fails: 503 with code ServiceUnavailable.
+func serviceUnavailable(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	io.WriteString(w, `{"RequestId":"8E1A2C","HostId":"ecs.aliyuncs.com","Code":"ServiceUnavailable","Message":"The request has failed due to a temporary failure of the server."}`)
 }
