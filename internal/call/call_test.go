@@ -7,6 +7,9 @@ import (
 	"github.com/tollgate-go/tollgate/quota"
 )
 
+// otherValue keys a value of the caller's on a call's context.
+type otherValue struct{}
+
 func TestRecordKeepsTheFirstKey(t *testing.T) {
 	first := quota.Key{Product: "ecs", Region: "cn-hangzhou", Account: "a", API: "DescribeInstances"}
 	second := first
@@ -24,7 +27,7 @@ func TestRecordKeepsTheFirstKey(t *testing.T) {
 		t.Error("a new Record has a key")
 	}
 	SetKey(ctx, first)
-	SetKey(context.WithValue(ctx, struct{}{}, 1), second) // a later request of the same call
+	SetKey(context.WithValue(ctx, otherValue{}, 1), second) // a later request of the same call
 	if k, ok := From(ctx).Key(); !ok || k != first {
 		t.Errorf("Key = %v, %v; want the first request's %v", k, ok, first)
 	}
