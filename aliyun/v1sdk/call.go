@@ -120,6 +120,10 @@ func (c *clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req.WithContext(join(ctx, req.Context())))
 }
 
+// CloseIdleConnections closes the idle connections of the Transport the
+// client shares, as http.Client.CloseIdleConnections asks.
+func (c *clientTransport) CloseIdleConnections() { c.next.CloseIdleConnections() }
+
 // join returns a context with call's values that ends when call or req
 // ends, with the earlier of their deadlines. Its resources are released
 // when it ends, at the latest when call does.

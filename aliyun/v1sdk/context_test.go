@@ -238,3 +238,23 @@ func TestCallBudgetPerTenant(t *testing.T) {
 		}
 	})
 }
+
+// TestCallKeepsReadTimeout checks that the SDK's own read timeout still
+// bounds a call whose context allows longer: Call joins the two.
+func TestCallKeepsReadTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{Faults: fakecloud.Faults{LatencyRate: 1, Latency: 5 * time.Second}})
+		client, _ := newECS(t, cloud, transport.Config{})
+		client.SetReadTimeout(time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		err := callDescribe(ctx, client, &retry.Policy{MaxAttempts: 1})
+		if took := time.Since(start); took > 1100*time.Millisecond {
+			t.Errorf("the call took %v, want ≤ 1.1 s: the SDK's read timeout is 1 s", took)
+		}
+		if err == nil {
+			t.Error("a call slower than the read timeout succeeded")
+		}
+	})
+}
