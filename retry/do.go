@@ -31,8 +31,9 @@ import (
 // names for the call's first request (the SDK builds the request, so the
 // caller need not name its tenant); a call that reaches no Transport
 // shares one budget account with the others. Do deposits one call in its
-// tenant's budget and withdraws one retry before each wait. The Policy's OnRetry, Observer and Logger hear of each retry;
-// the Observer and Logger also of the give-up. A cancelled context ends a
+// tenant's budget (once its first attempt has named the tenant) and
+// withdraws one retry before each wait. The Policy's OnRetry, Observer and
+// Logger hear of each retry; the Observer and Logger also of the give-up. A cancelled context ends a
 // wait at once; Do makes no attempt once ctx is done. Do is safe for
 // concurrent use with the same Policy.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {

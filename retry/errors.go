@@ -24,8 +24,10 @@ var (
 	// (a *adaptive.WaitError, as transport.Transport returns) would have
 	// passed its deadline, and the call's context has no time for that
 	// wait either. Unlike a give-up for the deadline, the server never saw
-	// the attempt:	// the deadline is short for the tenant's quota. Call again with a
-	// longer deadline, or after GiveUpError.Wait.
+	// the attempt: the deadline is short for the tenant's quota. Call
+	// again with a longer deadline, or after GiveUpError.Wait. The
+	// *GiveUpError matches context.DeadlineExceeded too, through the
+	// refusal.
 	ErrRefused = errors.New("retry: not sent: the wait for quota would pass the deadline")
 )
 
