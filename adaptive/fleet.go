@@ -20,8 +20,9 @@ import (
 // relay their answers to it (ObserveRelayed), so that its learner counts
 // every request the server counts, as if the fleet were one client.
 //
-// A Fleet is a small value; like its Limiter, it is safe for concurrent
-// use.
+// A Fleet is a small value, got from Limiter.Fleet (the zero Fleet has no
+// Limiter, and its methods panic); like its Limiter, it is safe for
+// concurrent use.
 type Fleet struct{ l *Limiter }
 
 // Fleet returns the side of l that a store sharing its quota works with.

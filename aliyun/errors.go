@@ -110,52 +110,33 @@ func read(e *Error, x error) {
 	}
 	v = v.Elem()
 	if e.Code == "" {
-		e.Code = stringField(v, "Code")
+		e.Code = field[string](v, "Code")
 	}
 	if e.Status == 0 {
-		e.Status = intField(v, "StatusCode")
+		e.Status = field[int](v, "StatusCode")
 	}
 	if e.Headers == nil {
-		if f := v.FieldByName("RespHeaders"); f.IsValid() && f.CanInterface() {
-			if h, ok := f.Interface().(map[string][]string); ok && h != nil {
-				e.Headers = http.Header(h)
-			}
+		if h := field[map[string][]string](v, "RespHeaders"); h != nil {
+			e.Headers = http.Header(h)
 		}
 	}
 }
 
-// stringField returns v's exported field name if it is a string or a
-// non-nil *string, else "".
-func stringField(v reflect.Value, name string) string {
+// field returns the struct v's exported field name if it holds a T or a
+// non-nil *T, and T's zero value otherwise.
+func field[T any](v reflect.Value, name string) T {
+	var zero T
 	f := v.FieldByName(name)
 	if !f.IsValid() || !f.CanInterface() {
-		return ""
+		return zero
 	}
 	switch x := f.Interface().(type) {
-	case string:
+	case T:
 		return x
-	case *string:
+	case *T:
 		if x != nil {
 			return *x
 		}
 	}
-	return ""
-}
-
-// intField returns v's exported field name if it is an int or a non-nil
-// *int, else 0.
-func intField(v reflect.Value, name string) int {
-	f := v.FieldByName(name)
-	if !f.IsValid() || !f.CanInterface() {
-		return 0
-	}
-	switch x := f.Interface().(type) {
-	case int:
-		return x
-	case *int:
-		if x != nil {
-			return *x
-		}
-	}
-	return 0
+	return zero
 }

@@ -258,3 +258,36 @@ func TestCallKeepsReadTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestCallOnBusyClient checks that a Call on a client that is in another
+// Call (one client shared by goroutines, which the SDK does not allow)
+// fails at once, sends nothing, and says what to do; and that Call on a
+// client Wrap never saw says so.
+func TestCallOnBusyClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{})
+		client, _ := newECS(t, cloud, transport.Config{})
+		ct, err := routed(&client.Client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release, err := ct.bind(t.Context()) // as the other goroutine's Call does
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = callDescribe(t.Context(), client, nil)
+		if !errors.Is(err, errBusy) || !errors.Is(err, retry.ErrPermanent) {
+			t.Errorf("Call on a busy client: %v, want errBusy, not retried", err)
+		}
+		release()
+		if n := cloud.Stats().Total.Requests; n != 0 {
+			t.Errorf("the gateway saw %d requests, want none", n)
+		}
+		if err := callDescribe(t.Context(), client, nil); err != nil {
+			t.Errorf("Call once the other ended: %v", err)
+		}
+		if err := callDescribe(t.Context(), newECSClient(t, cloud), nil); err == nil || !strings.Contains(err.Error(), "Wrap or Share") {
+			t.Errorf("Call on a client never wrapped: %v, want an error that says to Wrap or Share it", err)
+		}
+	})
+}

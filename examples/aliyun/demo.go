@@ -24,7 +24,6 @@ import (
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/metrics"
 	"github.com/tollgate-go/tollgate/quota"
-	"github.com/tollgate-go/tollgate/retry"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
@@ -367,7 +366,7 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 				} else {
 					_, err = describe(client, p)
 				}
-				if err != nil && (runCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, retry.ErrRefused)) {
+				if err != nil && (runCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) { // a refused wait matches it too
 					if runCtx.Err() == nil && errors.Is(err, transport.ErrCircuitOpen) {
 						cut.Add(1) // the breaker's wait outlasts the run
 					}
