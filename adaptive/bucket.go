@@ -21,10 +21,9 @@ type bucket struct {
 	tat       atomic.Int64
 	interval  atomic.Int64
 	tau       atomic.Int64
-	changed   atomic.Int64  // Unix ns from which the last change of interval rescaled the queue
-	restarted atomic.Int64  // Unix ns of the end of the last pause (see restart)
-	epoch     atomic.Uint64 // moves on when a pause voids the reservations
-	slowest   atomic.Int64  // the longest interval since set last reported a change
+	changed   atomic.Int64 // Unix ns from which the last change of interval rescaled the queue
+	restarted atomic.Int64 // Unix ns from which the bucket last started again (see startAt)
+	slowest   atomic.Int64 // the longest interval since set last reported a change
 }
 
 // take takes one token at now if one is there. It returns 0 and the token's
@@ -46,25 +45,12 @@ func (b *bucket) take(now int64) (wait, mark int64) {
 	}
 }
 
-// reserve takes the next token, now or in the future, unless it would come
-// later than now+maxWait. It returns the time the token is due and its mark
-// (for giveBack); ok is false (and nothing taken) when that is past
-// now+maxWait.
-func (b *bucket) reserve(now, maxWait int64) (due, mark int64, ok bool) {
-	for {
-		t := b.interval.Load()
-		if t == 0 {
-			return now, 0, true
-		}
-		tat := b.tat.Load()
-		due = max(now, tat-b.tau.Load())
-		if due-now > maxWait {
-			return due, 0, false
-		}
-		if mark = max(tat, now) + t; b.tat.CompareAndSwap(tat, mark) {
-			return due, mark, true
-		}
+// due returns how long from now until a token is there; 0 if one is.
+func (b *bucket) due(now int64) int64 {
+	if b.interval.Load() == 0 {
+		return 0
 	}
+	return max(b.tat.Load()-b.tau.Load()-now, 0)
 }
 
 // force takes one token at now whether or not one is there: the bucket goes
@@ -94,42 +80,35 @@ func (b *bucket) giveBack(mark int64) {
 	}
 }
 
-// restart empties the queue at a pause ending at u: the first token after
-// it is due at u, the next ones paced after it (no burst), and the places
-// already reserved are void (epoch moves on; their holders reserve again).
-func (b *bucket) restart(u int64) {
-	b.epoch.Add(1)
-	b.startAt(u)
-}
-
 // startAt makes the first token after u due at u, the next ones paced after
-// it.
+// it: a pause that ends at u, or a refill, starts the bucket again there.
 func (b *bucket) startAt(u int64) {
 	b.restarted.Store(u)
 	b.tat.Store(u + b.tau.Load())
 }
 
-// stall restarts the queue at u, when the window will have room, unless it
-// was restarted since epoch (then the caller's place is void already): the
-// places reserved are void and their holders reserve again, the first due
-// at u, the rest paced after it. It reports whether it restarted the queue.
-func (b *bucket) stall(u int64, epoch uint64) bool {
-	if !b.epoch.CompareAndSwap(epoch, epoch+1) {
-		return false
+// stall makes the first token due no earlier than u, when a full window
+// will have room, the next ones paced after it.
+func (b *bucket) stall(u int64) {
+	for {
+		tat := b.tat.Load()
+		if u+b.tau.Load() <= tat {
+			return
+		}
+		if b.tat.CompareAndSwap(tat, u+b.tau.Load()) {
+			b.restarted.Store(u)
+			return
+		}
 	}
-	b.startAt(u)
-	return true
 }
 
-// set changes rate and burst at now. The debt already queued (TAT beyond
-// now) is rescaled to the new interval, so the requests it stands for keep
-// their place in line at the new pace. It reports whether waiters should
-// re-check: pacing turned on or off, or the interval 0.5% or more shorter
-// than the longest since the last report, which a waiter may still sleep
-// on. A waiter rescales its due time only when it wakes: one that sleeps
-// past a due time moved earlier goes late, right before the next place in
-// line, and two requests go closer together than the pace. A slower rate
-// needs no report: the waiters wake early, rescale, and sleep again.
+// set changes rate and burst at now. The debt already taken (TAT beyond
+// now) is rescaled to the new interval, so that the next token comes at
+// the new pace. It reports whether the line's head should look again:
+// pacing turned on or off, or the interval 0.5% or more shorter than the
+// longest since the last report, which the head may still sleep on (it
+// would go late). A slower rate needs no report: the head wakes early,
+// finds the token not yet due, and sleeps again.
 func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 	var t int64
 	if rate > 0 {

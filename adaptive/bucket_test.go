@@ -1,28 +1,31 @@
 package adaptive
 
 import (
-	"math"
 	"testing"
 )
 
+// TestBucketStall checks that a stall makes the next token due when the
+// window has room, the next one paced after it, and never earlier than
+// the bucket would have.
 func TestBucketStall(t *testing.T) {
 	var b bucket
 	b.set(0, 10, 1) // 100 ms apart
-	e := b.epoch.Load()
-	for range 5 {
-		b.reserve(0, math.MaxInt64)
+	if w, _ := b.take(0); w != 0 {
+		t.Fatalf("first token not there at once: %d ns", w)
 	}
-	if !b.stall(150e6, e) {
-		t.Fatal("stall refused with the current epoch")
+	b.stall(150e6)
+	if w := b.due(0); w != 150e6 {
+		t.Fatalf("first token after the stall due in %d ns, want 150ms", w)
 	}
-	if b.stall(300e6, e) {
-		t.Fatal("stall restarted the queue again with a stale epoch")
+	b.stall(50e6) // earlier than the bucket's own: no change
+	if w := b.due(0); w != 150e6 {
+		t.Fatalf("an earlier stall moved the token to %d ns, want 150ms", w)
 	}
-	if due, _, _ := b.reserve(0, math.MaxInt64); due != 150e6 {
-		t.Fatalf("first place after the stall due at %d ns, want 150ms", due)
+	if w, _ := b.take(150e6); w != 0 {
+		t.Fatalf("token not there at 150ms: %d ns to go", w)
 	}
-	if due, _, _ := b.reserve(0, math.MaxInt64); due != 250e6 {
-		t.Fatalf("second place after the stall due at %d ns, want 250ms", due)
+	if w := b.due(150e6); w != 100e6 {
+		t.Fatalf("second token after the stall due in %d ns, want 100ms", w)
 	}
 }
 

@@ -45,14 +45,15 @@ type Limiter struct {
 	win      atomic.Pointer[window.Window] // nil: no window in force
 	winLimit atomic.Int64                  // the limit win enforces
 
-	seq      atomic.Uint64 // tickets issued so far; a ticket's number
-	inflight atomic.Int64  // tickets neither done nor cancelled, and Wait's callers holding a place under slow start's cap
-	sent     places        // requests sent and not yet answered, under the learned cap (see flight)
-	capOff   atomic.Int64  // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
-	rtt      atomic.Int64  // the smoothed round trip, ns (learnState.rtt, for Wait)
-	blocked  atomic.Int64  // Unix ns of the last admission held back: demand
-	used     atomic.Int64  // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
-	recheck  atomic.Int64  // Unix ns when the limits must be derived again (a reset passes); 0: never
+	seq      atomic.Uint64        // tickets issued so far; a ticket's number
+	inflight atomic.Int64         // tickets neither done nor cancelled, and Wait's callers holding a place under slow start's cap
+	sent     places               // requests sent and not yet answered, under the learned cap (see flight)
+	line     atomic.Pointer[line] // the callers of Wait not admitted at once, in order; nil until the first
+	capOff   atomic.Int64         // slow start's cap on inflight, less initialWindow; -1 for none (see inflightCap)
+	rtt      atomic.Int64         // the smoothed round trip, ns (learnState.rtt, for Wait)
+	blocked  atomic.Int64         // Unix ns of the last admission held back: demand
+	used     atomic.Int64         // Unix ns of the last admission (or Registry.GetAt), to the second; evictedMark once dropped
+	recheck  atomic.Int64         // Unix ns when the limits must be derived again (a reset passes); 0: never
 
 	mu   sync.Mutex // guards s, wake and gen writes
 	wake chan struct{}
@@ -103,13 +104,14 @@ func (l *Limiter) Breaker() *breaker.Breaker { return l.brk }
 func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 
 // AllowAt reports whether a request may be sent at now, and if so counts it
-// against the bucket and the window. It never blocks. A request admitted by
+// against the bucket and the window. It never blocks, and never goes ahead
+// of Wait's callers: while they wait in line it reports false. A request admitted by
 // AllowAt is not counted in flight and its answer, if any, goes to Observe;
 // if it happens to be the probe after a pause, the first success Observe
 // sees ends the probe. Use ReserveAt to tie answers to admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
 	ns := now.UnixNano()
-	_, _, _, wait := l.admit(now, ns, false)
+	_, _, _, wait := l.admit(now, ns, false, false)
 	if wait != 0 {
 		return false
 	}
@@ -118,11 +120,11 @@ func (l *Limiter) AllowAt(now time.Time) bool {
 }
 
 // ReserveAt admits a request at now if the bucket, the window and the gate
-// all allow it, without blocking. On success the Ticket must be finished
+// all allow it and no caller of Wait waits in line, without blocking. On success the Ticket must be finished
 // with Done or Cancel.
 func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 	ns := now.UnixNano()
-	probe, mark, level, wait := l.admit(now, ns, true)
+	probe, mark, level, wait := l.admit(now, ns, true, false)
 	if wait != 0 {
 		return Ticket{}, false
 	}
@@ -151,14 +153,20 @@ const (
 	reasonRoundTrip = "round trip"
 )
 
-// admit runs the checks at now (ns is now in Unix ns): the gate, slow
-// start's cap on requests in flight, the learned cap on requests sent, the
-// bucket and the window. With place, an admitted request takes its place
+// admit runs the checks at now (ns is now in Unix ns): the line (no one
+// may be in it), the gate, slow start's cap on requests in flight, the
+// learned cap on requests sent, the bucket (unless paced: see WaitPaced)
+// and the window. With place, an admitted request takes its place
 // in flight and is counted as sent, at the level it returns. It returns
 // wait 0 on success, with the probe deadline if the caller is the probe
 // and the token's mark; otherwise how long until a retry could succeed (at
 // least 1 ns).
-func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, level, wait int64) {
+func (l *Limiter) admit(now time.Time, ns int64, place, paced bool) (probe, mark, level, wait int64) {
+	if !l.lineEmpty() {
+		l.refresh(ns)
+		l.markBlocked(ns)
+		return 0, 0, 0, 1 // the line goes first
+	}
 	l.refresh(ns)
 	wait, probe = l.g.enter(ns, l.params().probeTimeout)
 	if wait > 0 {
@@ -179,16 +187,21 @@ func (l *Limiter) admit(now time.Time, ns int64, place bool) (probe, mark, level
 	if !place {
 		level = 0
 	}
-	if probe != 0 {
+	switch {
+	case probe != 0:
 		mark = l.b.force(ns)
-	} else if wait, mark = l.b.take(ns); wait > 0 {
-		l.dropPlace(place)
-		l.sent.drop(level)
-		l.unprobe(probe)
-		l.markBlocked(ns)
-		return 0, 0, 0, wait
+	case !paced: // else the store has held the request to its turn
+		if wait, mark = l.b.take(ns); wait > 0 {
+			l.dropPlace(place)
+			l.sent.drop(level)
+			l.unprobe(probe)
+			l.markBlocked(ns)
+			return 0, 0, 0, wait
+		}
 	}
-	if w := l.win.Load(); w != nil {
+	if w := l.win.Load(); w != nil && probe != 0 {
+		w.Add(now, 1) // the probe asks the server past the window (see wait)
+	} else if w != nil {
 		if limit := l.winLimit.Load(); !w.TryAdd(now, 1, limit) {
 			l.b.giveBack(mark)
 			l.dropPlace(place)

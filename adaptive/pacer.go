@@ -93,8 +93,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 		// Settled at a refill: the refill itself took the first place.
 		l.b.startAt(max(l.b.tat.Load(), now+l.b.interval.Load()))
 	}
-	l.setWindow(now, rate, burst, wlim, wlen, fresh)
-	return big
+	return l.setWindow(now, rate, burst, wlim, wlen, fresh) || big
 }
 
 // paced returns the rate the pacer paces at for rate from src: scaled by
@@ -146,10 +145,12 @@ func (l *Limiter) saidLimits() (rate float64, burst int, wlim int64, wlen time.D
 // until it has not been needed for a whole window (the recent past may
 // hold a burst); it costs up to one bucket of its capacity (see package
 // window). fresh starts an empty one: a measured window's budget, less the
-// refill that began it. l.mu is held.
-func (l *Limiter) setWindow(now int64, rate float64, burst int, wlim int64, wlen time.Duration, fresh bool) {
+// refill that began it. It reports whether a window in force was loosened
+// (see recompute). l.mu is held.
+func (l *Limiter) setWindow(now int64, rate float64, burst int, wlim int64, wlen time.Duration, fresh bool) (looser bool) {
 	s := &l.s
 	cur := l.win.Load()
+	before := l.winLimit.Load()
 	need := wlim > 0 && (rate == 0 || burst > 1 || rate*wlen.Seconds() > float64(wlim)*(1+1e-9))
 	if need {
 		s.winNeeded = now
@@ -175,6 +176,9 @@ func (l *Limiter) setWindow(now int64, rate float64, burst int, wlim int64, wlen
 		l.winLimit.Store(wlim)
 		l.win.Store(w)
 	}
+	// A window taken away, raised or made anew may have room for the
+	// head of the line sooner than it sleeps for.
+	return cur != nil && (l.win.Load() != cur || l.winLimit.Load() > before)
 }
 
 // inflightCap returns slow start's cap on requests in flight, 0 for none.

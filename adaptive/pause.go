@@ -7,17 +7,19 @@ import (
 )
 
 // pause closes the gate from now until u, asking for a probe after it if
-// probe. If that extends the pause past now, the bucket's queue restarts at
-// u (the places reserved before it are void) and the waiters must be woken
-// to queue again: pause reports so. A pause that is over already only asks
-// for the probe: the places keep their pace, and their holders meet the
-// probe at the gate when they are due (restarting the queue at now would
-// let the next request go before its paced time). l.mu is held.
+// probe. If that extends the pause past now, the bucket starts again at u
+// (the line keeps its order: the head goes at u, the others paced after
+// it) and the head must be woken to wait for u: pause reports so. A pause
+// that is over already only asks for the probe: the bucket keeps its pace,
+// and the head meets the probe at the gate when its token is due
+// (starting the bucket again at now would let the next request go before
+// its paced time); it must be woken all the same if it waits for the
+// answer of a probe that no longer counts. l.mu is held.
 func (l *Limiter) pause(now, u int64, probe bool) (wake bool) {
 	if !l.g.pause(u, probe) || u <= now {
-		return false
+		return probe // the head may sleep on a probe that is void now
 	}
-	l.b.restart(u)
+	l.b.startAt(u)
 	return true
 }
 

@@ -4,27 +4,36 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"github.com/tollgate-go/tollgate/internal/call"
 )
 
 // Wait blocks until a request may be sent, or ctx is done. It returns a
 // Ticket to finish with Done or Cancel.
 //
-// A waiter takes its place in the bucket's queue at once and sleeps on one
-// timer until its token is due (no goroutine per waiter); then it re-checks
-// the gate and the window. If ctx is cancelled meanwhile, the token goes back
-// and Wait returns ctx.Err(). If ctx has a deadline and the token, the window
-// or a pause would come later than it, Wait fails at once with a *WaitError
-// (errors.Is(err, context.DeadlineExceeded)) that says how long it would have
-// been. A wait for a probe's answer, or for a place under the learned cap
-// on requests in flight (callers wait in line for it, first come first),
-// has no known length and is not failed early; it ends with ctx.
+// A caller the limits let through at once, with no one in line, goes at
+// once. Otherwise it takes its place in the tenant's line (see line): in
+// order of arrival, where a call retried by package retry's Do arrives
+// when its first attempt did, ahead of the calls that came after it. The
+// first in line waits for the gate, the bucket, the window and the caps
+// on requests in flight, on one timer; the others sleep until their turn
+// (no goroutine per waiter). A pause or a new rate shifts the line and
+// never reorders it. If ctx is cancelled meanwhile, the caller leaves the
+// line at once and Wait returns ctx.Err(). If ctx has a deadline that the
+// caller's estimated admission (the token, the window, a pause, and one
+// pace per caller ahead in line) and a round trip after it would pass,
+// Wait fails as soon as that is known, with a *WaitError
+// (errors.Is(err, context.DeadlineExceeded)) that says how long it would
+// have been. A wait for a probe's answer, or for a place under the caps
+// on requests in flight, has no known length and is not failed early; it
+// ends with ctx.
 func (l *Limiter) Wait(ctx context.Context) (Ticket, error) { return l.wait(ctx, false) }
 
 // WaitPaced is Wait for a request whose pace is kept elsewhere: a store
 // that shares the tenant's pace among processes (see Pace, and package
 // transport's Config.Store) has already held it to its turn. The bucket is
 // not asked again, which would make it later than its turn and waste it;
-// the gate, the window and the caps on requests in flight are.
+// the line, the gate, the window and the caps on requests in flight are.
 func (f Fleet) WaitPaced(ctx context.Context) (Ticket, error) { return f.l.wait(ctx, true) }
 
 func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
@@ -32,16 +41,57 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 		return Ticket{}, err
 	}
 	deadline, hasDeadline := ctx.Deadline()
+	now := time.Now()
+	ns := now.UnixNano()
+	if l.lineEmpty() {
+		// The fast path: no one to go behind.
+		probe, mark, level, wait := l.admit(now, ns, true, paced)
+		if wait == 0 {
+			t := l.ticket(ns, probe, mark)
+			t.level = int32(level)
+			if rtt := l.rtt.Load(); hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
+				t.Cancel()
+				return Ticket{}, &WaitError{Wait: time.Duration(rtt), Left: deadline.Sub(now), Reason: reasonRoundTrip}
+			}
+			return t, nil
+		}
+	}
+	arrived := ns
+	if first := call.First(ctx); !first.IsZero() && first.Before(now) {
+		arrived = first.UnixNano()
+	}
+	var dl int64
+	if hasDeadline {
+		dl = deadline.UnixNano()
+	}
+	ln := l.queue()
+	w, err := ln.join(ns, arrived, dl)
+	if err != nil {
+		return Ticket{}, err
+	}
+	defer ln.leave(w)
+	return l.waitInLine(ctx, ln, w, paced)
+}
+
+// waitInLine waits for w's turn at the head of the line, then for its
+// admission.
+func (l *Limiter) waitInLine(ctx context.Context, ln *line, w *queued, paced bool) (Ticket, error) {
+	deadline, hasDeadline := ctx.Deadline()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	// sleep waits d, a wake, or ctx; it reports whether it was woken early.
+	// sleep waits d, a wake, a change of the head, or ctx.
 	slept := false // whether the caller was held back at all
-	sleep := func(d int64, wake <-chan struct{}) (bool, error) {
+	sleep := func(d int64, wake <-chan struct{}) error {
 		slept = true
+		if r := l.recheck.Load(); r > 0 {
+			// The limits are derived again then (see refresh): no
+			// one else looks while others wait in line.
+			d = min(d, max(r-time.Now().UnixNano(), 1))
+		}
 		if timer == nil {
 			timer = time.NewTimer(time.Duration(d))
 		} else {
@@ -49,39 +99,80 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 		}
 		select {
 		case <-timer.C:
-			return false, nil
+			return nil
 		case <-wake:
-			return true, nil
+		case <-w.turn:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		}
-	}
-	fail := func(now time.Time, wait int64, reason string) error {
-		return &WaitError{Wait: time.Duration(wait), Left: deadline.Sub(now), Reason: reason}
+		if !timer.Stop() {
+			select { // drained, so that a Reset starts afresh
+			case <-timer.C:
+			default:
+			}
+		}
+		return nil
 	}
 	p := l.params()
 	for {
+		// Wait for the turn at the head of the line.
+		if !ln.head(w) {
+			slept = true
+			select {
+			case <-w.turn:
+			case <-ctx.Done():
+				return Ticket{}, ctx.Err()
+			}
+			if w.refused != nil { // written before w.turn was signalled
+				return Ticket{}, w.refused
+			}
+			continue
+		}
+
 		now := time.Now()
 		ns := now.UnixNano()
+		// Every wake from here on counts: one that came while the
+		// limits were looked at would otherwise be missed.
+		wake := l.wakeCh()
 		l.refresh(ns)
 		maxWait := int64(math.MaxInt64 / 4)
 		if hasDeadline {
 			maxWait = deadline.Sub(now).Nanoseconds()
 		}
+		rtt := l.rtt.Load()
+		// hold sleeps d for what reason says, unless the deadline passes
+		// first: then it fails at once. The callers behind expect to go
+		// one interval after another from then on.
+		hold := func(d int64, reason string) error {
+			l.markBlocked(ns)
+			if hasDeadline && d+rtt > maxWait {
+				return &WaitError{Wait: time.Duration(d), Left: time.Duration(maxWait), Reason: reason}
+			}
+			ln.expect(w, ns, ns+d, l.b.interval.Load(), rtt, reason)
+			return sleep(d, wake)
+		}
 
 		// The gate: a pause, or a probe in flight.
 		gw, probe := l.g.enter(ns, p.probeTimeout)
 		if gw > 0 {
-			l.markBlocked(ns)
-			wake := l.wakeCh() // then look again, so no wake is missed
-			if gw, probe = l.g.enter(ns, p.probeTimeout); gw == 0 {
-				l.unprobe(probe)
+			if ns < l.g.until.Load() {
+				if err := hold(gw, reasonPause); err != nil {
+					return Ticket{}, err
+				}
 				continue
 			}
-			if hasDeadline && ns < l.g.until.Load() && gw > maxWait {
-				return Ticket{}, fail(now, gw, reasonPause)
+			// Waiting for a probe's answer: no known length.
+			l.markBlocked(ns)
+			ln.expect(w, ns, 0, 0, 0, "")
+			if err := sleep(gw, wake); err != nil {
+				return Ticket{}, err
 			}
-			if _, err := sleep(gw, wake); err != nil {
+			continue
+		}
+
+		// The bucket: wait for the token to be due.
+		if bw := l.b.due(ns); bw > 0 && probe == 0 && !paced {
+			if err := hold(bw, reasonRate); err != nil {
 				return Ticket{}, err
 			}
 			continue
@@ -91,136 +182,69 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 		// for an answer to free one.
 		if !l.takePlace(true) {
 			l.markBlocked(ns)
-			wake := l.wakeCh() // then look again, so no wake is missed
-			if !l.takePlace(true) {
-				l.unprobeQuiet(probe)
-				// An answer wakes us; ProbeTimeout bounds the sleep in
-				// case the cap is lifted by a change that wakes no one.
-				if _, err := sleep(p.probeTimeout, wake); err != nil {
-					return Ticket{}, err
-				}
-				continue
-			}
-		}
-
-		// The bucket: take a place in the queue, and keep it. If the rate
-		// changes while we sleep, the bucket rescales its queue, and we
-		// rescale our own due time the same way. If a pause voids the
-		// queue (the bucket's epoch moves on), we queue again.
-		epoch := l.b.epoch.Load()
-		due, mark, ok := ns, int64(0), true
-		switch {
-		case probe != 0:
-			mark = l.b.force(ns) // the probe goes first
-		case !paced:
-			due, mark, ok = l.b.reserve(ns, maxWait)
-		}
-		if !ok {
-			l.dropPlace(true)
-			l.unprobe(probe)
-			return Ticket{}, fail(now, due-ns, reasonRate)
-		}
-		interval, reservedAt := l.b.interval.Load(), ns
-		for due > ns && l.b.epoch.Load() == epoch {
-			l.markBlocked(ns)
-			if _, err := sleep(due-ns, l.wakeCh()); err != nil {
-				l.b.giveBack(mark)
-				l.dropPlace(true)
-				l.unprobe(probe)
+			l.unprobeQuiet(probe)
+			ln.expect(w, ns, 0, 0, 0, "")
+			// An answer wakes us; ProbeTimeout bounds the sleep in case
+			// the cap is lifted by a change that wakes no one.
+			if err := sleep(p.probeTimeout, wake); err != nil {
 				return Ticket{}, err
 			}
-			now = time.Now()
-			ns = now.UnixNano()
-			l.refresh(ns)
-			if t := l.b.interval.Load(); t != interval {
-				due = rescale(due, max(l.b.changed.Load(), reservedAt), interval, t)
-				interval, reservedAt = t, ns
-				if hasDeadline && due > deadline.UnixNano() {
-					l.b.giveBack(mark)
-					l.dropPlace(true)
-					l.unprobe(probe)
-					return Ticket{}, fail(now, due-ns, reasonRate)
-				}
-			}
-		}
-		if l.b.epoch.Load() != epoch && probe == 0 {
-			l.dropPlace(true)
-			continue // our place was voided by a pause
-		}
-		if reservedAt != ns && probe == 0 {
-			if w, pr := l.g.enter(ns, p.probeTimeout); w > 0 {
-				l.b.giveBack(mark) // a pause began while we slept
-				l.dropPlace(true)
-				continue
-			} else {
-				probe = pr
-			}
-		}
-
-		// The window. When it is full and the bucket paces, the request
-		// gives up its place and the bucket's queue waits for the window:
-		// the first place after the stall is due when the window has room,
-		// the rest paced after it (see bucket.stall). Keeping the places
-		// instead would release every holder together when the window
-		// frees, a burst that then stays in the window a window later. The
-		// probe waits for the window in place; requests when nothing paces
-		// wait for it, then queue again from the gate.
-		voided := false
-		for {
-			w, limit := l.win.Load(), l.winLimit.Load()
-			if w == nil || w.TryAdd(now, 1, limit) {
-				break
-			}
-			l.markBlocked(ns)
-			free := w.NextFree(now, 1, limit)
-			d := max(free.Sub(now).Nanoseconds(), 1)
-			if hasDeadline && d > deadline.Sub(now).Nanoseconds() {
-				l.b.giveBack(mark)
-				l.dropPlace(true)
-				l.unprobe(probe)
-				return Ticket{}, fail(now, d, reasonWindow)
-			}
-			if probe == 0 && l.b.interval.Load() > 0 {
-				l.b.giveBack(mark)
-				if l.b.stall(free.UnixNano(), epoch) {
-					l.notify()
-				}
-				voided = true
-				break
-			}
-			if _, err := sleep(d, l.wakeCh()); err != nil {
-				l.b.giveBack(mark)
-				l.dropPlace(true)
-				l.unprobe(probe)
-				return Ticket{}, err
-			}
-			now = time.Now()
-			ns = now.UnixNano()
-			if probe == 0 {
-				// Look at the gate again: a pause or a probe may have
-				// begun while we slept.
-				l.b.giveBack(mark)
-				voided = true
-				break
-			}
-		}
-		if voided {
-			l.dropPlace(true)
 			continue
 		}
+
+		// The token. The probe goes first, into debt if it must.
+		var mark int64
+		switch {
+		case probe != 0:
+			mark = l.b.force(ns)
+		case !paced:
+			var bw int64
+			if bw, mark = l.b.take(ns); bw > 0 {
+				l.dropPlace(true) // taken meanwhile by a caller of ReserveAt
+				continue
+			}
+		}
+
+		// The window. When it is full, the token goes back, and the
+		// bucket starts again when the window has room: the first token
+		// then, the rest paced after it. Keeping the tokens instead would
+		// let every caller in line go together when the window frees, a
+		// burst that then stays in the window a window later. The probe
+		// is counted in the window but not held by it: it asks the
+		// server what the window cannot know, when the gate says (a
+		// measured window starts at its first request, later than the
+		// server's may have, and would hold the probe past the refill it
+		// seeks).
+		win, limit := l.win.Load(), l.winLimit.Load()
+		if win != nil && probe != 0 {
+			win.Add(now, 1)
+		} else if win != nil && !win.TryAdd(now, 1, limit) {
+			free := win.NextFree(now, 1, limit)
+			l.b.giveBack(mark)
+			l.dropPlace(true)
+			if l.b.interval.Load() > 0 {
+				l.b.stall(free.UnixNano())
+			}
+			if err := hold(max(free.Sub(now).Nanoseconds(), 1), reasonWindow); err != nil {
+				return Ticket{}, err
+			}
+			continue
+		}
+
 		// The learned cap on requests in flight (see flight): with the
 		// token in hand, wait in line for an answer to free a place. A
-		// pause begun meanwhile voids the token.
+		// pause begun meanwhile takes the token back.
 		level := l.sent.take(true)
 		if level == 0 {
 			l.markBlocked(ns)
-			var w *waiter
-			if level, w = l.sent.wait(); w != nil {
+			var sw *waiter
+			if level, sw = l.sent.wait(); sw != nil {
+				ln.expect(w, ns, 0, 0, 0, "")
 				select {
-				case <-w.handed:
-					level = w.level
+				case <-sw.handed:
+					level = sw.level
 				case <-ctx.Done():
-					l.sent.drop(l.sent.leave(w))
+					l.sent.drop(l.sent.leave(sw))
 					l.b.giveBack(mark)
 					l.dropPlace(true)
 					l.unprobe(probe)
@@ -239,27 +263,18 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 				}
 			}
 		}
-		if rtt := l.rtt.Load(); hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
+		if hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
 			// Too late: the answer would come after the deadline, and
 			// the server would count the request for nothing.
 			l.b.giveBack(mark)
 			l.dropPlace(true)
 			l.sent.drop(level)
 			l.unprobe(probe)
-			return Ticket{}, fail(now, rtt, reasonRoundTrip)
+			return Ticket{}, &WaitError{Wait: time.Duration(rtt), Left: deadline.Sub(now), Reason: reasonRoundTrip}
 		}
 		t := l.ticket(ns, probe, mark)
 		t.waited = slept
 		t.level = int32(level)
 		return t, nil
 	}
-}
-
-// rescale moves a due time taken at interval old to interval t, as the
-// bucket rescaled its queue at the time at.
-func rescale(due, at, old, t int64) int64 {
-	if old == 0 || t == 0 || due <= at {
-		return min(due, at)
-	}
-	return at + int64(float64(due-at)*float64(t)/float64(old))
 }

@@ -48,13 +48,18 @@ func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 // which is the successful one when the error is nil.
 func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
 	a := &attempt{p: p, ctx: ctx, start: time.Now(), budget: p.budget()}
-	opCtx := ctx
+	// The call's record: when it began, so that its retries keep its
+	// place in the tenant's line (a call within another began with it),
+	// and where the Transport names the tenant if ctx does not.
+	first := a.start
+	if f := call.First(ctx); !f.IsZero() && f.Before(first) {
+		first = f
+	}
+	a.rec = call.New(first)
+	opCtx := call.With(ctx, a.rec)
 	var keyed bool
 	if a.key, keyed = quota.KeyFrom(ctx); keyed {
 		a.deposit()
-	} else {
-		a.rec = new(call.Record) // the Transport names the tenant in it
-		opCtx = call.With(ctx, a.rec)
 	}
 	var notify backoff.Notify
 	switch {
@@ -134,7 +139,7 @@ type attempt struct {
 	p      *Policy
 	ctx    context.Context
 	key    quota.Key    // the tenant, once known
-	rec    *call.Record // where the Transport names the tenant, if ctx did not
+	rec    *call.Record // the call's record: its start, and the tenant the Transport names
 	budget *Budget
 	start  time.Time
 

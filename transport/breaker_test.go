@@ -172,8 +172,12 @@ func testStorm(t *testing.T, cfg breaker.Config, openFor time.Duration, faults f
 		// No caller is stuck: a refusal is at once, a wait for the probe's
 		// answer a round trip, and a wait for quota its pace (32 callers
 		// at 50/s wait 0.64 s each, more while the learner measures a
-		// window: up to 1.25 s seen).
-		if d := time.Duration(l.Longest.Load()); d > 2*time.Second {
+		// window). A regression floor, not a goal: 2.23 s is seen where
+		// the storm finds the learner still measuring and the line waits
+		// out its probes after it (1.25 s before the line kept its order
+		// across pauses, issue 33, which settled that learner a window
+		// earlier here).
+		if d := time.Duration(l.Longest.Load()); d > 2500*time.Millisecond {
 			t.Errorf("a RoundTrip from the storm on took %v", d)
 		}
 		t.Logf("%d probes; calls: %d ok, %d answered otherwise, %d refused by the breaker; longest RoundTrip from the storm on %v",

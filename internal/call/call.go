@@ -1,25 +1,45 @@
-// Package call carries what the layers below a call learn about it back up
-// to the layer that retries it. retry.Do makes one Record per call (all of
-// its attempts at one operation) and puts it in the context it hands each
-// attempt; transport.Transport, which names a request's tenant from the
-// request the SDK builds, writes the tenant into it. So retry.Do spends a
-// tenant's retry budget without the caller naming the tenant: the SDK call
-// that retry.Do wraps never shows it the request.
+// Package call carries what one call (all of its attempts at one
+// operation) is, between the layer that retries it and the layers below.
+// retry.Do makes one Record per call and puts it in the context it hands
+// each attempt.
+//
+// Down, the Record says when the call's first attempt began, so that
+// adaptive.Limiter.Wait puts a retry in its tenant's line where the first
+// attempt arrived. Up, transport.Transport, which names a request's tenant
+// from the request the SDK builds, writes the tenant into it. So retry.Do
+// spends a tenant's retry budget without the caller naming the tenant: the
+// SDK call that retry.Do wraps never shows it the request.
 package call
 
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/tollgate-go/tollgate/quota"
 )
 
-// Record is what one call learned from below. It is safe for concurrent
-// use: a call's attempts may run on other goroutines than the retrier's.
+// Record is what one call learned from below, and when it began. It is
+// safe for concurrent use: a call's attempts may run on other goroutines
+// than the retrier's.
 type Record struct {
-	mu  sync.Mutex // guards key and set
-	key quota.Key
-	set bool
+	first time.Time  // when the call's first attempt began
+	mu    sync.Mutex // guards key and set
+	key   quota.Key
+	set   bool
+}
+
+// New returns the Record of a call whose first attempt began at first.
+func New(first time.Time) *Record { return &Record{first: first} }
+
+// First returns when the first attempt of the call whose context is ctx
+// began, or the zero time if ctx carries no Record: a retry takes its
+// place in its tenant's line as of then (see adaptive.Limiter.Wait).
+func First(ctx context.Context) time.Time {
+	if r := From(ctx); r != nil {
+		return r.first
+	}
+	return time.Time{}
 }
 
 type recordCtx struct{}
