@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tollgate-go/tollgate/internal/call"
 )
 
 // failing returns an op that fails with errs in turn, then succeeds, and
@@ -285,4 +287,53 @@ func TestGiveUpErrorMessage(t *testing.T) {
 	if got := err.Error(); got != want {
 		t.Errorf("Error() = %q\nwant %q", got, want)
 	}
+}
+
+// TestDoCarriesFirstAttempt: every attempt's context says when the call's
+// first attempt began, so that a retry keeps that place in its tenant's
+// line (see adaptive.Limiter.Wait); a Do within another's attempt keeps
+// the outer call's start.
+func TestDoCarriesFirstAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Policy{Rand: constRand(0.5), NoBudget: true}
+		start := time.Now()
+		var firsts []time.Time
+		calls := 0
+		err := Do(t.Context(), p, func(ctx context.Context) error {
+			firsts = append(firsts, call.First(ctx))
+			time.Sleep(10 * time.Millisecond)
+			if calls++; calls == 2 {
+				// A call within the attempt: its own retries keep the
+				// outer call's place.
+				inner := 0
+				if err := Do(ctx, p, func(ctx context.Context) error {
+					firsts = append(firsts, call.First(ctx))
+					if inner++; inner < 2 {
+						return errTransient
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if calls < 3 {
+				return errTransient
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(firsts) != 5 {
+			t.Fatalf("%d attempts seen, want 5", len(firsts))
+		}
+		for i, f := range firsts {
+			if !f.Equal(start) {
+				t.Fatalf("attempt %d: first attempt at %v, want %v (when Do began)", i, f, start)
+			}
+		}
+		if !call.First(t.Context()).IsZero() {
+			t.Fatal("a context outside any Do says when a call began")
+		}
+	})
 }
