@@ -14,7 +14,9 @@
 //   - a token bucket (rate, burst), a GCRA theoretical arrival time in one
 //     atomic word, that spreads the requests evenly;
 //   - a sliding window (at most a limit in any trailing window, package
-//     window), where the bucket alone does not imply it.
+//     window), where the bucket alone does not imply it. A probe counts in
+//     it but is not held by it: the gate chose its moment, to ask the
+//     server what the window cannot know.
 //
 // Their settings come from, in order: the server's rate-limit headers
 // (pace at limit/window, spend Remaining evenly until the reset), the
@@ -130,11 +132,21 @@
 // Admission is two-step, like gobreaker's: Wait and ReserveAt return a
 // Ticket (a small value, no allocation) whose Done reports the answer and
 // whose Cancel gives the token back when the request was never sent.
-// AllowAt is the one-step form for callers with no answer to report. Wait
-// never sleeps past the context's deadline, and never admits a request
-// with less than a round trip left before it: it fails at once with a
-// *WaitError that says how long it would have waited, and matches
-// context.DeadlineExceeded.
+// AllowAt is the one-step form for callers with no answer to report.
+//
+// Callers of Wait that cannot go at once wait in the tenant's one line,
+// in order of first arrival: a call that package retry's Do retries
+// arrives when its first attempt did (it says so in the context), ahead
+// of the calls that came after it. Only the first in line looks at the
+// gate, the caps, the bucket and the window; the others sleep until it
+// goes. So a pause, a new estimate or a full window shifts the line and
+// never reorders it. ReserveAt and AllowAt admit only while no one waits
+// in line. Wait never sleeps past the context's deadline, and never admits
+// a request with less than a round trip left before it: the first in line
+// says when it expects to go, each caller behind it one pace later per
+// caller ahead, and a caller whose deadline that passes fails at once
+// (when it joins, or when the line moves so) with a *WaitError that says
+// how long it would have waited, and matches context.DeadlineExceeded.
 //
 // # Sharing a quota among processes
 //

@@ -21,16 +21,17 @@ import (
 // Observe.
 //
 // A hot update (an Observation that changes the limits) applies to every
-// later decision at once. Callers already waiting in Wait hold a place in the
-// bucket's queue, which is rescaled to the new rate; they re-check the gate
-// and the window when their timer fires, and changes of the rate that add
-// up to 5% or more, or the end of a probe, wake them to rescale their
-// places. A new pause voids every place held: the waiters are woken and
-// queue again after it; so does a full window, whose waiters queue again
-// from the moment it has room.
-// A place given back (Cancel, a deadline, a cancelled context) returns to
-// the bucket only if no later one has been taken; otherwise it is lost,
-// since handing it out again would let two requests go together.
+// later decision at once. Callers that cannot go at once wait in the
+// tenant's one line, in order of first arrival (a call retried by package
+// retry's Do keeps the place of its first attempt); only the first in line
+// looks at the limits, and a change of the rate that adds up to 5% or
+// more, a window loosened, or the end of a probe wakes it to look again. A
+// pause, a new rate or a full window shifts the line and never reorders
+// it. ReserveAt and AllowAt never go ahead of the line: they admit only
+// while no one waits in it. A token given back (Cancel, a deadline, a
+// cancelled context) returns to the bucket only if no later one has been
+// taken; otherwise it is lost, since handing it out again would let two
+// requests go together.
 //
 // The zero Limiter is ready to use and behaves like New(Config{}): no rule,
 // so it starts in slow start and learns the quota. Limiter is safe for
