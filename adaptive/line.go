@@ -35,7 +35,8 @@ type line struct {
 	// the bucket's interval then, the round trip, and what holds it back.
 	due, interval, rtt int64
 	reason             string
-	joined             uint64 // callers that joined so far, to order equal arrivals
+	joined             uint64    // callers that joined so far, to order equal arrivals
+	free               []*queued // places of callers gone, for the next (see place)
 }
 
 // queued is one caller in line.
@@ -76,9 +77,10 @@ func (l *Limiter) queue() *line {
 // order, at now. It returns the caller's place, or, if its estimated
 // admission passes its deadline, the refusal and no place.
 func (ln *line) join(now, arrived, deadline int64) (*queued, *WaitError) {
-	w := &queued{arrived: arrived, deadline: deadline, turn: make(chan struct{}, 1)}
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
+	w := ln.place()
+	w.arrived, w.deadline, w.out, w.refused = arrived, deadline, false, nil
 	ln.joined++
 	w.seq = ln.joined
 	i, _ := slices.BinarySearchFunc(ln.q, w, func(x, w *queued) int {
@@ -88,6 +90,7 @@ func (ln *line) join(now, arrived, deadline int64) (*queued, *WaitError) {
 		return 1
 	})
 	if err := ln.late(now, w, i); err != nil {
+		ln.free = append(ln.free, w)
 		return nil, err
 	}
 	ln.q = slices.Insert(ln.q, i, w)
@@ -102,23 +105,50 @@ func (ln *line) join(now, arrived, deadline int64) (*queued, *WaitError) {
 	return w, nil
 }
 
-// leave takes w out of the line (a no-op if it is out already) and, if it
-// was the head, wakes the next.
+// leave takes w out of the line (if it is not out already) and, if it was
+// the head, wakes the next. w is not used again: no one signals a caller
+// out of line, and its place is kept for the next to join.
 func (ln *line) leave(w *queued) {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
-	if w.out {
-		return
-	}
-	i := slices.Index(ln.q, w)
-	ln.remove(i)
-	if i == 0 {
-		ln.due = 0 // the next head says what it expects
-		if len(ln.q) > 0 {
-			signal(ln.q[0])
+	if !w.out {
+		i := slices.Index(ln.q, w)
+		ln.remove(i)
+		if i == 0 {
+			ln.due = 0 // the next head says what it expects
+			if len(ln.q) > 0 {
+				signal(ln.q[0])
+			}
 		}
 	}
+	if len(ln.free) < maxFree {
+		ln.free = append(ln.free, w)
+	}
 }
+
+// place returns a place for a caller to join: one kept from a caller
+// gone, or a new one. Where callers come faster than a turn, every one
+// passes through the line, and a new place each would be garbage at that
+// rate. (The places are the line's own, not a sync.Pool's: a channel made
+// in a testing/synctest bubble must not be used outside it.) ln.mu is
+// held.
+func (ln *line) place() *queued {
+	n := len(ln.free)
+	if n == 0 {
+		return &queued{turn: make(chan struct{}, 1)}
+	}
+	w := ln.free[n-1]
+	ln.free = ln.free[:n-1]
+	select { // a turn signalled as it last left
+	case <-w.turn:
+	default:
+	}
+	return w
+}
+
+// maxFree bounds the places a line keeps: as many as callers that left it
+// at once, which a burst of thousands could make large.
+const maxFree = 64
 
 // remove takes out the caller at i. ln.mu is held.
 func (ln *line) remove(i int) {
