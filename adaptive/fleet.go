@@ -113,7 +113,7 @@ func (l *Limiter) alone(now int64) bool {
 		if l.s.coldAt == 0 {
 			l.s.coldAt = now
 		}
-		return now-l.s.coldAt < int64(coldHold) || now-l.blocked.Load() < max(4*l.s.rtt, int64(100*time.Millisecond))
+		return now-l.s.coldAt < int64(coldHold) || l.held(now, max(4*l.s.rtt, int64(100*time.Millisecond)))
 	}
 	// Settled, the followers go once this Limiter's own queue, paced by
 	// its bucket before the shared pacer took over, has drained: until

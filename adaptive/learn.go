@@ -212,7 +212,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 		}
 	}
 	interval := l.b.interval.Load()
-	demand := now-l.blocked.Load() < max(2*interval, s.rtt, int64(time.Millisecond))
+	demand := l.held(now, max(2*interval, s.rtt, int64(time.Millisecond)))
 	probed := e.probe(now, at, next, demand, l.spread(), s.relayLag, l.params().maxPause)
 	return refilled || probed || e.phase != was || e.limit != limit || e.budget != budget || grow && e.phase == PhaseCold
 }

@@ -281,6 +281,12 @@ func (l *Limiter) unprobe(probe int64) {
 	}
 }
 
+// held reports whether callers are held back: some wait in line, or one
+// was held back within d before now. It is the learner's sign of demand.
+func (l *Limiter) held(now, d int64) bool {
+	return !l.lineEmpty() || now-l.blocked.Load() < d
+}
+
 // markBlocked records demand: an admission was held back at now.
 func (l *Limiter) markBlocked(now int64) {
 	if now-l.blocked.Load() > int64(time.Millisecond) {
