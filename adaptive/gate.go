@@ -43,6 +43,12 @@ func (g *gate) enter(now, timeout int64) (wait, probe int64) {
 	}
 }
 
+// probeWanted reports whether the next caller to pass at now would be the
+// probe.
+func (g *gate) probeWanted(now int64) bool {
+	return now >= g.until.Load() && g.probe.Load() == probeNeeded
+}
+
 // pause closes the gate until u (it never shortens a pause) and, if probe,
 // asks for a probe when it opens. It reports whether the pause was
 // extended.

@@ -43,6 +43,8 @@ type line struct {
 type queued struct {
 	arrived  int64  // first arrival, Unix ns
 	seq      uint64 // order of joining, among equal arrivals
+	retry    bool   // a retry: its call's first attempt went before
+	lead     bool   // goes first, to probe, ahead of the retries (see yieldProbe)
 	deadline int64  // Unix ns; 0 for none
 	turn     chan struct{}
 	out      bool // no longer in line: admitted, refused or gone (guarded by line.mu)
@@ -51,6 +53,9 @@ type queued struct {
 
 // before reports whether a goes ahead of b.
 func (a *queued) before(b *queued) bool {
+	if a.lead != b.lead {
+		return a.lead
+	}
 	if a.arrived != b.arrived {
 		return a.arrived < b.arrived
 	}
@@ -74,13 +79,15 @@ func (l *Limiter) queue() *line {
 }
 
 // join puts a caller who arrived first at arrived (Unix ns) in line, in
-// order, at now. It returns the caller's place, or, if its estimated
-// admission passes its deadline, the refusal and no place.
-func (ln *line) join(now, arrived, deadline int64) (*queued, *WaitError) {
+// order, at now; retry says it is not its call's first attempt. It returns
+// the caller's place, or, if its estimated admission passes its deadline,
+// the refusal and no place.
+func (ln *line) join(now, arrived, deadline int64, retry bool) (*queued, *WaitError) {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	w := ln.place()
 	w.arrived, w.deadline, w.out, w.refused = arrived, deadline, false, nil
+	w.retry, w.lead = retry, false
 	ln.joined++
 	w.seq = ln.joined
 	i, _ := slices.BinarySearchFunc(ln.q, w, func(x, w *queued) int {
@@ -155,6 +162,32 @@ func (ln *line) remove(i int) {
 	ln.q[i].out = true
 	ln.q = slices.Delete(ln.q, i, i+1)
 	ln.n.Add(-1)
+}
+
+// yieldProbe hands the probe that the head w would send to the first
+// caller in line on its first attempt, if w is a retry: a probe is a test
+// that the server may throttle, and a call that goes first at each probe
+// because it keeps its place would take every failed probe, one attempt
+// each, until it gives up. That caller goes first, to probe; w and the
+// retries before it go right after. It reports whether w yielded. A retry
+// with none but retries behind it probes itself.
+func (ln *line) yieldProbe(w *queued) bool {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	if len(ln.q) == 0 || ln.q[0] != w || !w.retry {
+		return false
+	}
+	j := slices.IndexFunc(ln.q, func(x *queued) bool { return !x.retry })
+	if j < 0 {
+		return false
+	}
+	f := ln.q[j]
+	f.lead = true
+	copy(ln.q[1:j+1], ln.q[:j])
+	ln.q[0] = f
+	ln.due = 0 // f says what it expects
+	signal(f)
+	return true
 }
 
 // head reports whether w is first in line.

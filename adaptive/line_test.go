@@ -303,3 +303,38 @@ func TestLineNoneLostOrTwice(t *testing.T) {
 		t.Logf("%d admitted of %d in %v", len(admitted), callers, time.Since(start))
 	})
 }
+
+// TestLineRetryDoesNotProbe: after a pause, the probe is sent by the first
+// caller in line on its first attempt, not by a retry ahead of it (which
+// would take every failed probe, one attempt each); the retry goes right
+// after the probe's answer, ahead of the callers that came after it.
+func TestLineRetryDoesNotProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 1}})
+		start := time.Now()
+		o := throttled(start)
+		o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
+		l.Observe(o) // paused for a second, then one probe
+		rec := call.New(start.Add(-time.Second))
+		rec.Attempt()
+		rec.Attempt() // the call's second attempt
+		retried := call.With(t.Context(), rec)
+		out := queueUp(t, l, start, map[string]context.Context{"retry": retried}, "a", "b", "retry")
+		var order []string
+		for range 3 {
+			r := <-out
+			if r.err != nil {
+				t.Fatalf("%s: %v", r.name, r.err)
+			}
+			if r.tk.Probe() != (r.name == "a") {
+				t.Fatalf("%s admitted at %v, probe %v: want a to probe", r.name, r.at, r.tk.Probe())
+			}
+			order = append(order, r.name)
+			time.Sleep(20 * time.Millisecond)
+			r.tk.Done(ok(time.Now()))
+		}
+		if want := []string{"a", "retry", "b"}; !slices.Equal(order, want) {
+			t.Fatalf("admitted in the order %v, want %v", order, want)
+		}
+	})
+}

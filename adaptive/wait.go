@@ -65,7 +65,7 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 		dl = deadline.UnixNano()
 	}
 	ln := l.queue()
-	w, err := ln.join(ns, arrived, dl)
+	w, err := ln.join(ns, arrived, dl, call.Retried(ctx))
 	if err != nil {
 		return Ticket{}, err
 	}
@@ -152,7 +152,11 @@ func (l *Limiter) waitInLine(ctx context.Context, ln *line, w *queued, paced boo
 			return sleep(d, wake)
 		}
 
-		// The gate: a pause, or a probe in flight.
+		// The gate: a pause, or a probe in flight. A retry lets a first
+		// attempt probe (see line.yieldProbe).
+		if l.g.probeWanted(ns) && ln.yieldProbe(w) {
+			continue
+		}
 		gw, probe := l.g.enter(ns, p.probeTimeout)
 		if gw > 0 {
 			if ns < l.g.until.Load() {

@@ -80,6 +80,7 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 			return zero, backoff.Permanent(err)
 		}
 		a.n++
+		a.rec.Attempt()
 		v, err := op(opCtx)
 		if a.n == 1 && !keyed {
 			a.key, _ = a.rec.Key()

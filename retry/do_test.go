@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -292,15 +293,17 @@ func TestGiveUpErrorMessage(t *testing.T) {
 // TestDoCarriesFirstAttempt: every attempt's context says when the call's
 // first attempt began, so that a retry keeps that place in its tenant's
 // line (see adaptive.Limiter.Wait); a Do within another's attempt keeps
-// the outer call's start.
+// the outer call's start. Each attempt after the first says it is a retry.
 func TestDoCarriesFirstAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &Policy{Rand: constRand(0.5), NoBudget: true}
 		start := time.Now()
 		var firsts []time.Time
+		var retried []bool
 		calls := 0
 		err := Do(t.Context(), p, func(ctx context.Context) error {
 			firsts = append(firsts, call.First(ctx))
+			retried = append(retried, call.Retried(ctx))
 			time.Sleep(10 * time.Millisecond)
 			if calls++; calls == 2 {
 				// A call within the attempt: its own retries keep the
@@ -308,6 +311,7 @@ func TestDoCarriesFirstAttempt(t *testing.T) {
 				inner := 0
 				if err := Do(ctx, p, func(ctx context.Context) error {
 					firsts = append(firsts, call.First(ctx))
+					retried = append(retried, call.Retried(ctx))
 					if inner++; inner < 2 {
 						return errTransient
 					}
@@ -331,6 +335,10 @@ func TestDoCarriesFirstAttempt(t *testing.T) {
 			if !f.Equal(start) {
 				t.Fatalf("attempt %d: first attempt at %v, want %v (when Do began)", i, f, start)
 			}
+		}
+		// Outer 1, outer 2, inner 1, inner 2, outer 3.
+		if want := []bool{false, true, false, true, true}; !slices.Equal(retried, want) {
+			t.Fatalf("retried %v, want %v", retried, want)
 		}
 		if !call.First(t.Context()).IsZero() {
 			t.Fatal("a context outside any Do says when a call began")

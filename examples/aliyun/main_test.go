@@ -42,10 +42,14 @@ import (
 // and 55% whole when CI met 49.3% / 58.2% (a learner measuring for 9 s,
 // then settled on a 1.7 s window) with the learner unchanged: over 120
 // seeds each under -race, the commit before issue #22 and the one after
-// fell below 80% settled in 12 and 10 seeds, down to 61.7% and 65%.
+// fell below 80% settled in 12 and 10 seeds, down to 61.7% and 65%. With
+// issue 33's line the tail grew: 24 seeds of 96 under -race below 90%
+// settled, most at 78-80% (the probe above the estimate finds the step up
+// a window later). The median of 8 would then fail about 1 run in 9, so it
+// is the median of 24 seeds (it fails by chance about 1 run in 140).
 func TestDemo(t *testing.T) {
 	var settled, whole []float64
-	for seed := range uint64(8) {
+	for seed := range uint64(24) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := testDemo(t, seed)

@@ -3,9 +3,9 @@
 // retry.Do makes one Record per call and puts it in the context it hands
 // each attempt.
 //
-// Down, the Record says when the call's first attempt began, so that
-// adaptive.Limiter.Wait puts a retry in its tenant's line where the first
-// attempt arrived. Up, transport.Transport, which names a request's tenant
+// Down, the Record says when the call's first attempt began and which
+// attempt is under way, so that adaptive.Limiter.Wait puts a retry in its
+// tenant's line where the first attempt arrived. Up, transport.Transport, which names a request's tenant
 // from the request the SDK builds, writes the tenant into it. So retry.Do
 // spends a tenant's retry budget without the caller naming the tenant: the
 // SDK call that retry.Do wraps never shows it the request.
@@ -14,6 +14,7 @@ package call
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tollgate-go/tollgate/quota"
@@ -23,10 +24,11 @@ import (
 // safe for concurrent use: a call's attempts may run on other goroutines
 // than the retrier's.
 type Record struct {
-	first time.Time  // when the call's first attempt began
-	mu    sync.Mutex // guards key and set
-	key   quota.Key
-	set   bool
+	first   time.Time    // when the call's first attempt began
+	attempt atomic.Int32 // the attempt under way, from 1 (see Attempt)
+	mu      sync.Mutex   // guards key and set
+	key     quota.Key
+	set     bool
 }
 
 // New returns the Record of a call whose first attempt began at first.
@@ -40,6 +42,23 @@ func First(ctx context.Context) time.Time {
 		return r.first
 	}
 	return time.Time{}
+}
+
+// Attempt records that the call's next attempt begins: retry.Do calls
+// it before each. A nil Record ignores it.
+func (r *Record) Attempt() {
+	if r != nil {
+		r.attempt.Add(1)
+	}
+}
+
+// Retried reports whether the call whose context is ctx is past its first
+// attempt: a retry, which keeps its place in its tenant's line but does
+// not probe while a first attempt waits behind it (see
+// adaptive.Limiter.Wait).
+func Retried(ctx context.Context) bool {
+	r := From(ctx)
+	return r != nil && r.attempt.Load() > 1
 }
 
 type recordCtx struct{}
