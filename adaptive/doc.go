@@ -140,7 +140,9 @@
 // of the calls that came after it. Only the first in line looks at the
 // gate, the caps, the bucket and the window; the others sleep until it
 // goes. So a pause, a new estimate or a full window shifts the line and
-// never reorders it. ReserveAt and AllowAt admit only while no one waits
+// never reorders it, but for one thing: a pause's probe is sent by the
+// first caller on its first attempt, and retries ahead of it go right
+// after its answer, so that no call takes every failed probe. ReserveAt and AllowAt admit only while no one waits
 // in line. Wait never sleeps past the context's deadline, and never admits
 // a request with less than a round trip left before it: the first in line
 // says when it expects to go, each caller behind it one pace later per
