@@ -21,7 +21,6 @@ type bucket struct {
 	tat       atomic.Int64
 	interval  atomic.Int64
 	tau       atomic.Int64
-	changed   atomic.Int64 // Unix ns from which the last change of interval rescaled the queue
 	restarted atomic.Int64 // Unix ns from which the bucket last started again (see startAt)
 	slowest   atomic.Int64 // the longest interval since set last reported a change
 }
@@ -134,7 +133,6 @@ func (b *bucket) set(now int64, rate float64, burst int) (big bool) {
 		}
 	}
 	b.tau.Store(int64(max(burst-1, 0)) * t)
-	b.changed.Store(from)
 	b.interval.Store(t)
 	slowest := b.slowest.Load()
 	switch {
