@@ -43,6 +43,14 @@ type Config struct {
 	// into this many buckets, and a window costs up to 1/WindowBuckets of
 	// its capacity (see package window). Zero means 64.
 	WindowBuckets int
+
+	// PriorityFloor is the share of admissions from the line that each
+	// class below the highest waiting keeps while it has callers waiting
+	// (see Priority): with Interactive callers enough to take the whole
+	// quota, Batch callers still get this share. A class's floor that it
+	// leaves idle goes to the others. Zero means 0.1; negative means none
+	// (strict order between classes); above a third, a third.
+	PriorityFloor float64
 }
 
 // params is a Config with the defaults resolved. Limiters of one Registry
@@ -53,6 +61,7 @@ type params struct {
 	maxPause      int64
 	probeTimeout  int64
 	windowBuckets int
+	floor         float64 // PriorityFloor resolved: 0 for none
 }
 
 var defaultParams = Config{}.params()
@@ -64,6 +73,7 @@ func (c Config) params() *params {
 		maxPause:      int64(c.MaxPause),
 		probeTimeout:  int64(c.ProbeTimeout),
 		windowBuckets: c.WindowBuckets,
+		floor:         c.PriorityFloor,
 	}
 	if p.headerTTL <= 0 {
 		p.headerTTL = int64(10 * time.Second)
@@ -79,6 +89,14 @@ func (c Config) params() *params {
 	}
 	if p.windowBuckets <= 0 {
 		p.windowBuckets = 64
+	}
+	switch {
+	case p.floor == 0:
+		p.floor = 0.1
+	case !(p.floor > 0): // negative or NaN
+		p.floor = 0
+	case p.floor > 1.0/classes:
+		p.floor = 1.0 / classes // every class its floor: no more to share
 	}
 	return p
 }

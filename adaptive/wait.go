@@ -65,12 +65,13 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 		dl = deadline.UnixNano()
 	}
 	ln := l.queue()
-	w, err := ln.join(ns, arrived, dl, call.Retried(ctx))
-	if err != nil {
-		return Ticket{}, err
+	w, refused := ln.join(ns, arrived, dl, PriorityFrom(ctx), call.Retried(ctx))
+	if refused != nil {
+		return Ticket{}, refused
 	}
-	defer ln.leave(w)
-	return l.waitInLine(ctx, ln, w, paced)
+	t, err := l.waitInLine(ctx, ln, w, paced)
+	ln.leave(w, err == nil)
+	return t, err
 }
 
 // waitInLine waits for w's turn at the head of the line, then for its
@@ -116,7 +117,7 @@ func (l *Limiter) waitInLine(ctx context.Context, ln *line, w *queued, paced boo
 	p := l.params()
 	for {
 		// Wait for the turn at the head of the line.
-		if !ln.head(w) {
+		if !ln.isHead(w) {
 			slept = true
 			select {
 			case <-w.turn:
