@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -162,4 +164,54 @@ func serviceUnavailable(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	io.WriteString(w, `{"RequestId":"8E1A2C","HostId":"ecs.aliyuncs.com","Code":"ServiceUnavailable","Message":"The request has failed due to a temporary failure of the server."}`)
+}
+
+// Two classes share one tenant: a nightly batch's requests queued first,
+// then a person's at a console page, which go ahead of them. The rule
+// paces the tenant at 4 requests a second, so each waits its turn.
+func ExampleWithPriority() {
+	srv := httptest.NewServer(http.HandlerFunc(describeInstances))
+	defer srv.Close()
+	var rules quota.Rules
+	rules.Set(quota.Key{}, quota.Every(4, time.Second))
+	client := &http.Client{Transport: transport.New(nil, transport.Config{Rules: &rules})}
+
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	call := func(p transport.Priority) {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(transport.WithPriority(context.Background(), p), 10*time.Second)
+			defer cancel()
+			req, _ := newRequest(ctx, srv.URL, "LTAI5tEXAMPLE", "DescribeInstances")
+			resp, err := client.Do(req)
+			if err != nil {
+				fmt.Println(transport.RedactError(err))
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			order = append(order, p.String())
+			mu.Unlock()
+		})
+	}
+	call(transport.Default) // takes the tenant's first turn
+	wg.Wait()
+	for range 3 {
+		call(transport.Batch)
+	}
+	time.Sleep(100 * time.Millisecond) // the batch waits in line
+	for range 2 {
+		call(transport.Interactive)
+	}
+	wg.Wait()
+	fmt.Println(strings.Join(order, "\n"))
+	// Output:
+	// default
+	// interactive
+	// interactive
+	// batch
+	// batch
+	// batch
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -291,3 +293,55 @@ func TestCallOnBusyClient(t *testing.T) {
 		}
 	})
 }
+
+// TestCallCarriesPriority: the class set on the context given to Call
+// reaches the Transport, whose line orders by it: on the request it hands
+// on, and in the order of two calls queued behind a paced tenant.
+func TestCallCarriesPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Config{
+			Quotas:  []fakecloud.Quota{{API: "DescribeInstances", Limit: 1, Window: time.Second}},
+			Headers: fakecloud.HeadersAlibaba, HeadersOnEveryAnswer: true,
+		})
+		var seen []transport.Priority
+		var mu sync.Mutex
+		client := newECSClient(t, cloud)
+		// Below the Transport that Wrap puts in: what it hands on.
+		client.GetConfig().Transport = priorityRecorder(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			seen = append(seen, adaptive.PriorityFrom(req.Context()))
+			mu.Unlock()
+			return cloud.RoundTripper().RoundTrip(req)
+		})
+		tr, err := Wrap(&client.Client, transport.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := callDescribe(t.Context(), client, nil); err != nil { // the headers say 1/s
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, p := range []transport.Priority{transport.Batch, transport.Interactive} {
+			c := newECSClient(t, cloud) // one client per goroutine
+			if err := Share(&c.Client, tr); err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				if err := callDescribe(transport.WithPriority(t.Context(), p), c, nil); err != nil {
+					t.Error(err)
+				}
+			})
+			synctest.Wait() // in line before the next
+		}
+		wg.Wait()
+		want := []transport.Priority{transport.Default, transport.Interactive, transport.Batch}
+		if !slices.Equal(seen, want) {
+			t.Fatalf("classes handed on, in order: %v, want %v", seen, want)
+		}
+	})
+}
+
+// priorityRecorder is an http.RoundTripper in a function.
+type priorityRecorder func(*http.Request) (*http.Response, error)
+
+func (f priorityRecorder) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
