@@ -135,9 +135,13 @@
 // AllowAt is the one-step form for callers with no answer to report.
 //
 // Callers of Wait that cannot go at once wait in the tenant's one line,
-// in order of first arrival: a call that package retry's Do retries
-// arrives when its first attempt did (it says so in the context), ahead
-// of the calls that came after it. Only the first in line looks at the
+// by class (WithPriority: Interactive, Default, Batch), then in order of
+// first arrival: a call that package retry's Do retries arrives when its
+// first attempt did (it says so in the context), ahead of the calls that
+// came after it. A higher class goes first, and each class below the
+// highest waiting keeps a floor share of the admissions while it has
+// callers waiting (Config.PriorityFloor, 10%), which it does not save up
+// while it has none. Only the first in line looks at the
 // gate, the caps, the bucket and the window; the others sleep until it
 // goes. So a pause, a new estimate or a full window shifts the line and
 // never reorders it, but for one thing: a pause's probe is sent by the

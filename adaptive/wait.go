@@ -12,16 +12,19 @@ import (
 // Ticket to finish with Done or Cancel.
 //
 // A caller the limits let through at once, with no one in line, goes at
-// once. Otherwise it takes its place in the tenant's line (see line): in
-// order of arrival, where a call retried by package retry's Do arrives
-// when its first attempt did, ahead of the calls that came after it. The
-// first in line waits for the gate, the bucket, the window and the caps
-// on requests in flight, on one timer; the others sleep until their turn
-// (no goroutine per waiter). A pause or a new rate shifts the line and
+// once. Otherwise it takes its place in the tenant's line (see line): by
+// the class ctx carries (WithPriority; Default if none), then in order of
+// arrival, where a call retried by package retry's Do arrives when its
+// first attempt did, ahead of the calls that came after it; a lower class
+// goes ahead when it is owed its floor share (Config.PriorityFloor). The
+// caller whose turn it is waits for the gate, the bucket, the window and
+// the caps on requests in flight, on one timer; the others sleep until
+// their turn (no goroutine per waiter). A pause or a new rate shifts the line and
 // never reorders it. If ctx is cancelled meanwhile, the caller leaves the
 // line at once and Wait returns ctx.Err(). If ctx has a deadline that the
 // caller's estimated admission (the token, the window, a pause, and one
-// pace per caller ahead in line) and a round trip after it would pass,
+// pace per caller ahead in line, or fewer by its class's floor) and a
+// round trip after it would pass,
 // Wait fails as soon as that is known, with a *WaitError
 // (errors.Is(err, context.DeadlineExceeded)) that says how long it would
 // have been. A wait for a probe's answer, or for a place under the caps
