@@ -60,7 +60,10 @@ func runFleet(t *testing.T, n, per int, shared bool) fleetRun {
 // Transports without a store; settled 96.7-97.5% of the quota and
 // 0.5-0.7% throttled, against 92-99% and 6-21%. The goodput goal is
 // short: the bounds below are REGRESSION FLOORS at what the fleet reaches
-// today, with room for a slower run.
+// today, with room for a slower run. Since issue 33's line: 96.5-97.7%
+// and 0.84-0.97% throttled in 40 runs under -race, alone or with the CPUs
+// busy, but 2.69% once in the full suite under -race (its scheduling), so
+// the throttled floor is 3%, not 2%.
 func TestFleetLearnsAsOne(t *testing.T) {
 	alone := runFleet(t, 4, 8, false)
 	r := runFleet(t, 4, 8, true)
@@ -70,8 +73,8 @@ func TestFleetLearnsAsOne(t *testing.T) {
 	if r.cold.Throttled > 38 || r.cold.Throttled >= alone.cold.Throttled {
 		t.Errorf("%d throttles in the first 3 s, want at most one Transport's (38), and fewer than %d without the store", r.cold.Throttled, alone.cold.Throttled)
 	}
-	if g, th := r.settled.Goodput(50), r.settled.ThrottledShare(); g < 0.93 || th > 0.02 || th >= alone.settled.ThrottledShare() {
-		t.Errorf("settled: goodput %.1f%%, %.2f%% throttled; want ≥ 93%% and ≤ 2%% (floors), and fewer throttled than %.2f%% without the store",
+	if g, th := r.settled.Goodput(50), r.settled.ThrottledShare(); g < 0.93 || th > 0.03 || th >= alone.settled.ThrottledShare() {
+		t.Errorf("settled: goodput %.1f%%, %.2f%% throttled; want ≥ 93%% and ≤ 3%% (floors), and fewer throttled than %.2f%% without the store",
 			100*g, 100*th, 100*alone.settled.ThrottledShare())
 	}
 }
