@@ -106,10 +106,11 @@ func (l *Limiter) Allow() bool { return l.AllowAt(time.Now()) }
 
 // AllowAt reports whether a request may be sent at now, and if so counts it
 // against the bucket and the window. It never blocks, and never goes ahead
-// of Wait's callers: while they wait in line it reports false. A request admitted by
-// AllowAt is not counted in flight and its answer, if any, goes to Observe;
-// if it happens to be the probe after a pause, the first success Observe
-// sees ends the probe. Use ReserveAt to tie answers to admissions.
+// of Wait's callers: while they wait in line it reports false. A request
+// admitted by AllowAt is not counted in flight and its answer, if any,
+// goes to Observe; if it happens to be the probe after a pause, the first
+// success Observe sees ends the probe. Use ReserveAt to tie answers to
+// admissions.
 func (l *Limiter) AllowAt(now time.Time) bool {
 	ns := now.UnixNano()
 	_, _, _, wait := l.admit(now, ns, false, false)
@@ -121,8 +122,8 @@ func (l *Limiter) AllowAt(now time.Time) bool {
 }
 
 // ReserveAt admits a request at now if the bucket, the window and the gate
-// all allow it and no caller of Wait waits in line, without blocking. On success the Ticket must be finished
-// with Done or Cancel.
+// all allow it and no caller of Wait waits in line, without blocking. On
+// success the Ticket must be finished with Done or Cancel.
 func (l *Limiter) ReserveAt(now time.Time) (Ticket, bool) {
 	ns := now.UnixNano()
 	probe, mark, level, wait := l.admit(now, ns, true, false)

@@ -43,6 +43,7 @@ type Snapshot struct {
 	PauseUntil time.Time     // end of the latest pause (the gate is closed before it); zero if none yet
 	Probing    bool          // a probe is wanted or in flight
 	InFlight   int64         // tickets neither done nor cancelled
+	Waiting    int64         // callers of Wait in the tenant's line
 	Source     Source        // where Rate came from
 	Share      float64       // the share of the quota this process spends on its own (see Fleet.SetShare)
 
@@ -75,6 +76,9 @@ func (l *Limiter) Snapshot() Snapshot {
 	}
 	sn.Probing = l.g.probe.Load() != 0
 	sn.InFlight = l.inflight.Load()
+	if ln := l.line.Load(); ln != nil {
+		sn.Waiting = ln.n.Load()
+	}
 	sn.Share = l.shareNow()
 	sn.Breaker, sn.BreakerUntil = l.brk.State(), l.brk.OpenUntil()
 	l.mu.Lock()

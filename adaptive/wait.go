@@ -19,15 +19,14 @@ import (
 // goes ahead when it is owed its floor share (Config.PriorityFloor). The
 // caller whose turn it is waits for the gate, the bucket, the window and
 // the caps on requests in flight, on one timer; the others sleep until
-// their turn (no goroutine per waiter). A pause or a new rate shifts the line and
-// never reorders it. If ctx is cancelled meanwhile, the caller leaves the
-// line at once and Wait returns ctx.Err(). If ctx has a deadline that the
-// caller's estimated admission (the token, the window, a pause, and one
-// pace per caller ahead in line, or fewer by its class's floor) and a
-// round trip after it would pass,
-// Wait fails as soon as that is known, with a *WaitError
-// (errors.Is(err, context.DeadlineExceeded)) that says how long it would
-// have been. A wait for a probe's answer, or for a place under the caps
+// their turn (no goroutine per waiter). A pause or a new rate shifts the
+// line and never reorders it. If ctx is cancelled meanwhile, the caller
+// leaves the line at once and Wait returns ctx.Err(). If ctx has a
+// deadline that the caller's estimated admission (the token, the window,
+// a pause, and one pace per caller ahead in line, or fewer by its class's
+// floor) and a round trip after it would pass, Wait fails as soon as that
+// is known, with a *WaitError (errors.Is(err, context.DeadlineExceeded))
+// that says how long it would have been. A wait for a probe's answer, or for a place under the caps
 // on requests in flight, has no known length and is not failed early; it
 // ends with ctx.
 func (l *Limiter) Wait(ctx context.Context) (Ticket, error) { return l.wait(ctx, false) }
@@ -54,7 +53,7 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 			t.level = int32(level)
 			if rtt := l.rtt.Load(); hasDeadline && deadline.Sub(now).Nanoseconds() < rtt {
 				t.Cancel()
-				return Ticket{}, &WaitError{Wait: time.Duration(rtt), Left: deadline.Sub(now), Reason: reasonRoundTrip}
+				return Ticket{}, tooLate(rtt, deadline.Sub(now))
 			}
 			return t, nil
 		}
@@ -278,11 +277,18 @@ func (l *Limiter) waitInLine(ctx context.Context, ln *line, w *queued, paced boo
 			l.dropPlace(true)
 			l.sent.drop(level)
 			l.unprobe(probe)
-			return Ticket{}, &WaitError{Wait: time.Duration(rtt), Left: deadline.Sub(now), Reason: reasonRoundTrip}
+			return Ticket{}, tooLate(rtt, deadline.Sub(now))
 		}
 		t := l.ticket(ns, probe, mark)
 		t.waited = slept
 		t.level = int32(level)
 		return t, nil
 	}
+}
+
+// tooLate is the refusal of a request with left before its deadline, less
+// than the round trip rtt: its answer would come after the deadline, and
+// the server would count it for nothing.
+func tooLate(rtt int64, left time.Duration) *WaitError {
+	return &WaitError{Wait: time.Duration(rtt), Left: left, Reason: reasonRoundTrip}
 }

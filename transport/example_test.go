@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/breaker"
 	"github.com/tollgate-go/tollgate/quota"
 	"github.com/tollgate-go/tollgate/transport"
@@ -168,13 +169,28 @@ func serviceUnavailable(w http.ResponseWriter, r *http.Request) {
 
 // Two classes share one tenant: a nightly batch's requests queued first,
 // then a person's at a console page, which go ahead of them. The rule
-// paces the tenant at 4 requests a second, so each waits its turn.
+// paces the tenant at 4 requests a second, so each waits its turn; the
+// tenant's Snapshot says how many wait in its line.
 func ExampleWithPriority() {
 	srv := httptest.NewServer(http.HandlerFunc(describeInstances))
 	defer srv.Close()
 	var rules quota.Rules
 	rules.Set(quota.Key{}, quota.Every(4, time.Second))
-	client := &http.Client{Transport: transport.New(nil, transport.Config{Rules: &rules})}
+	tr := transport.New(nil, transport.Config{Rules: &rules})
+	client := &http.Client{Transport: tr}
+	waitingFor := func(n int64) { // until n requests wait in the tenant's line (10 s at most)
+		for range 10_000 {
+			var waiting int64
+			tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
+				waiting = l.Snapshot().Waiting
+				return false
+			})
+			if waiting >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 
 	var mu sync.Mutex
 	var order []string
@@ -201,10 +217,11 @@ func ExampleWithPriority() {
 	for range 3 {
 		call(transport.Batch)
 	}
-	time.Sleep(100 * time.Millisecond) // the batch waits in line
+	waitingFor(3)
 	for range 2 {
 		call(transport.Interactive)
 	}
+	waitingFor(5)
 	wg.Wait()
 	fmt.Println(strings.Join(order, "\n"))
 	// Output:

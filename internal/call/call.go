@@ -5,10 +5,11 @@
 //
 // Down, the Record says when the call's first attempt began and which
 // attempt is under way, so that adaptive.Limiter.Wait puts a retry in its
-// tenant's line where the first attempt arrived. Up, transport.Transport, which names a request's tenant
-// from the request the SDK builds, writes the tenant into it. So retry.Do
-// spends a tenant's retry budget without the caller naming the tenant: the
-// SDK call that retry.Do wraps never shows it the request.
+// tenant's line where the first attempt arrived. Up,
+// transport.Transport, which names a request's tenant from the request
+// the SDK builds, writes the tenant into it. So retry.Do spends a tenant's
+// retry budget without the caller naming the tenant: the SDK call that
+// retry.Do wraps never shows it the request.
 package call
 
 import (
