@@ -14,16 +14,19 @@ import (
 	"github.com/tollgate-go/tollgate/quota"
 )
 
-// queueUp starts a caller of l.Wait with ctx for each name, one after
-// another 1 ms apart, each in line before the next comes, and returns
-// their results in order of admission (or refusal) on the channel.
+// result is what one caller of Wait got, and when (since the test's
+// start).
 type result struct {
 	name string
-	at   time.Duration // since start
+	at   time.Duration
 	tk   Ticket
 	err  error
 }
 
+// queueUp starts a caller of l.Wait for each name, with ctxs[name] (the
+// test's context if none), one after another 1 ms apart, each in line
+// before the next comes, and returns their results in order of admission
+// (or refusal) on the channel.
 func queueUp(t *testing.T, l *Limiter, start time.Time, ctxs map[string]context.Context, names ...string) <-chan result {
 	t.Helper()
 	out := make(chan result, len(names))
@@ -40,6 +43,21 @@ func queueUp(t *testing.T, l *Limiter, start time.Time, ctxs map[string]context.
 		time.Sleep(time.Millisecond)
 	}
 	return out
+}
+
+// admittedOrder returns the names of the next n results on out, which must
+// all be admissions.
+func admittedOrder(t *testing.T, out <-chan result, n int) []string {
+	t.Helper()
+	var order []string
+	for range n {
+		r := <-out
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.name, r.err)
+		}
+		order = append(order, r.name)
+	}
+	return order
 }
 
 // TestLineOrderAcrossPause: callers in line are admitted in the order
@@ -117,14 +135,7 @@ func TestLineRetryKeepsPlace(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		retried := call.With(t.Context(), call.New(start))
 		out := queueUp(t, l, start, map[string]context.Context{"retry": retried}, "a", "b", "c", "retry")
-		var order []string
-		for range 4 {
-			r := <-out
-			if r.err != nil {
-				t.Fatalf("%s: %v", r.name, r.err)
-			}
-			order = append(order, r.name)
-		}
+		order := admittedOrder(t, out, 4)
 		if want := []string{"retry", "a", "b", "c"}; !slices.Equal(order, want) {
 			t.Fatalf("admitted in the order %v, want %v: the retry arrived first", order, want)
 		}
@@ -148,7 +159,7 @@ func TestLineCancelLeaves(t *testing.T) {
 		if r.name != "b" || !errors.Is(r.err, context.Canceled) || r.at != at {
 			t.Fatalf("after the cancel at %v: %s at %v, %v; want b at once, cancelled", at, r.name, r.at, r.err)
 		}
-		if n := l.line.Load().n.Load(); n != 2 {
+		if n := l.Snapshot().Waiting; n != 2 {
 			t.Fatalf("%d in line, want 2", n)
 		}
 		for _, want := range []struct {
@@ -294,7 +305,7 @@ func TestLineNoneLostOrTwice(t *testing.T) {
 		if !slices.IsSorted(admitted) {
 			t.Fatalf("admitted out of arrival order: %v", admitted)
 		}
-		if n := l.line.Load().n.Load(); n != 0 {
+		if n := l.Snapshot().Waiting; n != 0 {
 			t.Fatalf("%d left in line", n)
 		}
 		if n := l.Snapshot().InFlight; n != 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -35,75 +34,83 @@ func TestClassesStrictOrder(t *testing.T) {
 		ctxs := classed(t, Batch, "b1", "b2")
 		maps.Copy(ctxs, classed(t, Interactive, "i1", "i2"))
 		out := queueUp(t, l, start, ctxs, "b1", "d1", "b2", "i1", "d2", "i2")
-		var order []string
-		for range 6 {
-			r := <-out
-			if r.err != nil {
-				t.Fatalf("%s: %v", r.name, r.err)
-			}
-			order = append(order, r.name)
-		}
-		if want := []string{"i1", "i2", "d1", "d2", "b1", "b2"}; !slices.Equal(order, want) {
+		if order, want := admittedOrder(t, out, 6), []string{"i1", "i2", "d1", "d2", "b1", "b2"}; !slices.Equal(order, want) {
 			t.Fatalf("admitted in the order %v, want %v", order, want)
 		}
 	})
 }
 
+// admissions records which callers, by name, a Limiter admitted, in
+// order.
+type admissions struct {
+	mu    sync.Mutex
+	names []string
+}
+
+// call starts a caller of l.Wait with ctx that makes count requests (or,
+// if count < 0, requests until Wait fails), each answered at once, and
+// records each admission as name.
+func (a *admissions) call(t *testing.T, wg *sync.WaitGroup, l *Limiter, ctx context.Context, name string, count int) {
+	wg.Go(func() {
+		for n := 0; count < 0 || n < count; n++ {
+			tk, err := l.Wait(ctx)
+			if err != nil {
+				if count >= 0 {
+					t.Error(err)
+				}
+				return
+			}
+			a.mu.Lock()
+			a.names = append(a.names, name)
+			a.mu.Unlock()
+			tk.Done(ok(time.Now()))
+		}
+	})
+}
+
+// count returns how many of names are name.
+func count(names []string, name string) int {
+	n := 0
+	for _, x := range names {
+		if x == name {
+			n++
+		}
+	}
+	return n
+}
+
 // TestClassFloor: Interactive callers enough to take the whole quota, and
 // Batch callers waiting all along: Batch gets its floor, 10% of the
-// admissions (± 1 point), and at least 9 in any 100 in a row; the
-// Interactive callers go in order of arrival among themselves.
+// admissions (± 1 point), and at least 9 in any 100 in a row.
 func TestClassFloor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
-		var mu sync.Mutex
-		var admitted []Priority
+		var a admissions
 		var wg sync.WaitGroup
-		for i := range 12 {
-			p := Interactive
-			if i%3 == 0 {
-				p = Batch // 4 of 12
-			}
-			cctx := WithPriority(ctx, p)
-			wg.Go(func() {
-				for {
-					tk, err := l.Wait(cctx)
-					if err != nil {
-						return
-					}
-					mu.Lock()
-					admitted = append(admitted, p)
-					mu.Unlock()
-					tk.Done(ok(time.Now()))
-				}
-			})
+		for range 8 {
+			a.call(t, &wg, l, WithPriority(ctx, Interactive), "i", -1)
+		}
+		for range 4 {
+			a.call(t, &wg, l, WithPriority(ctx, Batch), "b", -1)
 		}
 		wg.Wait()
-		if len(admitted) < 1900 {
-			t.Fatalf("%d admitted in 20 s at 100/s", len(admitted))
+		if len(a.names) < 1900 {
+			t.Fatalf("%d admitted in 20 s at 100/s", len(a.names))
 		}
-		batch := 0
-		for _, p := range admitted {
-			if p == Batch {
-				batch++
-			}
+		share := float64(count(a.names, "b")) / float64(len(a.names))
+		if share < 0.09 || share > 0.11 {
+			t.Errorf("Batch got %.1f%% of %d admissions, want 10%% ± 1", 100*share, len(a.names))
 		}
-		if share := float64(batch) / float64(len(admitted)); share < 0.09 || share > 0.11 {
-			t.Errorf("Batch got %.1f%% of %d admissions, want 10%% ± 1", 100*share, len(admitted))
+		least := 100
+		for i := 20; i+100 <= len(a.names); i++ { // from when everyone is in line
+			least = min(least, count(a.names[i:i+100], "b"))
 		}
-		for i := 20; i+100 <= len(admitted); i++ { // from when everyone is in line
-			n := 0
-			for _, p := range admitted[i : i+100] {
-				if p == Batch {
-					n++
-				}
-			}
-			if n < 9 {
-				t.Fatalf("admissions %d to %d: %d Batch, want at least 9", i, i+100, n)
-			}
+		if least < 9 {
+			t.Errorf("%d Batch in some 100 admissions in a row, want at least 9", least)
 		}
+		t.Logf("Batch: %.1f%% of %d admissions, at least %d in any 100", 100*share, len(a.names), least)
 	})
 }
 
@@ -114,41 +121,25 @@ func TestClassIdleFloorNotBanked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := New(Config{Rule: quota.Rule{Rate: 100, Burst: 1}})
 		start := time.Now()
-		var mu sync.Mutex
-		var admitted []string
+		var a admissions
 		var wg sync.WaitGroup
-		run := func(ctx context.Context, name string, n int) {
-			wg.Go(func() {
-				for range n {
-					tk, err := l.Wait(ctx)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					admitted = append(admitted, name)
-					mu.Unlock()
-					tk.Done(ok(time.Now()))
-				}
-			})
-		}
 		for range 4 {
-			run(WithPriority(t.Context(), Interactive), "i", 100)
+			a.call(t, &wg, l, WithPriority(t.Context(), Interactive), "i", 100)
 		}
 		time.Sleep(2 * time.Second) // 200 Interactive admissions, no Batch waiting
-		mu.Lock()
-		before := len(admitted)
-		mu.Unlock()
+		a.mu.Lock()
+		before := len(a.names)
+		a.mu.Unlock()
 		for range 4 {
-			run(WithPriority(t.Context(), Batch), "b", 5)
+			a.call(t, &wg, l, WithPriority(t.Context(), Batch), "b", 5)
 		}
 		wg.Wait()
-		after := admitted[before:]
+		after := a.names[before:]
 		first := slices.Index(after, "b")
 		if first < 5 {
 			t.Fatalf("the first Batch went %d admissions after Batch came (%v since start): a floor saved up while idle", first, time.Since(start))
 		}
-		if n := strings.Count(strings.Join(after[:min(len(after), 40)], ""), "b"); n > 5 {
+		if n := count(after[:min(len(after), 40)], "b"); n > 5 {
 			t.Fatalf("%d Batch in the 40 admissions after it came, want about 4", n)
 		}
 	})
