@@ -46,6 +46,7 @@ type line struct {
 	reason             string
 	credit             [classes]float64 // admissions each class is owed (see line)
 	waiting            [classes]int     // callers in line by class
+	admitted, refused  [classes]uint64  // callers by class admitted from the line, and refused in it, so far
 	joined             uint64           // callers that joined so far, to order equal arrivals
 	free               []*queued        // places of callers gone, for the next (see place)
 }
@@ -54,7 +55,7 @@ type line struct {
 type queued struct {
 	arrived  int64  // first arrival, Unix ns
 	seq      uint64 // order of joining, among equal arrivals
-	class    int    // Priority.class: 0 the highest
+	class    int    // Priority.Index: 0 the highest
 	retry    bool   // a retry: its call's first attempt went before
 	lead     bool   // goes first, to probe, ahead of the retries (see yieldProbe)
 	deadline int64  // Unix ns; 0 for none
@@ -101,7 +102,7 @@ func (ln *line) join(now, arrived, deadline int64, p Priority, retry bool) (*que
 	defer ln.mu.Unlock()
 	w := ln.place()
 	w.arrived, w.deadline, w.out, w.refused = arrived, deadline, false, nil
-	w.class, w.retry, w.lead = p.class(), retry, false
+	w.class, w.retry, w.lead = p.Index(), retry, false
 	ln.joined++
 	w.seq = ln.joined
 	i, _ := slices.BinarySearchFunc(ln.q, w, func(x, w *queued) int {
@@ -111,6 +112,7 @@ func (ln *line) join(now, arrived, deadline int64, p Priority, retry bool) (*que
 		return 1
 	})
 	if err := ln.lateAt(now, w, ln.ahead(w, i)); err != nil {
+		ln.refused[w.class]++
 		ln.free = append(ln.free, w)
 		return nil, err
 	}
@@ -130,6 +132,9 @@ func (ln *line) leave(w *queued, admitted bool) {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	if !w.out {
+		if admitted {
+			ln.admitted[w.class]++
+		}
 		if admitted && ln.floor > 0 {
 			for c := range classes {
 				if ln.waiting[c] > 0 {
@@ -273,6 +278,7 @@ func (ln *line) refuseLate(now int64) {
 		if w != ln.head {
 			if err := ln.lateAt(now, w, ln.ahead(w, i)); err != nil {
 				w.refused = err
+				ln.refused[w.class]++
 				ln.remove(i)
 				signal(w)
 				continue

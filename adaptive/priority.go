@@ -20,11 +20,14 @@ const (
 	Batch Priority = -1
 )
 
-// classes is how many classes there are; class indexes them, highest
-// first.
+// classes is how many classes there are (the length of
+// Snapshot.Classes); Index indexes them, highest first.
 const classes = 3
 
-func (p Priority) class() int {
+// Index returns p's index among the classes, highest first: 0 for
+// Interactive (or above), 1 for Default, 2 for Batch (or below); it is
+// p's place in Snapshot.Classes.
+func (p Priority) Index() int {
 	switch {
 	case p > Default:
 		return 0
@@ -37,7 +40,7 @@ func (p Priority) class() int {
 // String returns "interactive", "default" or "batch"; a value above
 // Interactive counts as Interactive, one below Batch as Batch.
 func (p Priority) String() string {
-	return [classes]string{"interactive", "default", "batch"}[p.class()]
+	return [classes]string{"interactive", "default", "batch"}[p.Index()]
 }
 
 type priorityCtx struct{}

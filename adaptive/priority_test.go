@@ -23,7 +23,8 @@ func classed(t *testing.T, p Priority, names ...string) map[string]context.Conte
 }
 
 // TestClassesStrictOrder: with no floor, a higher class goes first,
-// whoever came before it, and each class in order of arrival.
+// whoever came before it, and each class in order of arrival; the
+// Snapshot counts each class's callers in line, then admitted from it.
 func TestClassesStrictOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 1}, PriorityFloor: -1})
@@ -34,10 +35,22 @@ func TestClassesStrictOrder(t *testing.T) {
 		ctxs := classed(t, Batch, "b1", "b2")
 		maps.Copy(ctxs, classed(t, Interactive, "i1", "i2"))
 		out := queueUp(t, l, start, ctxs, "b1", "d1", "b2", "i1", "d2", "i2")
+		checkClasses(t, l.Snapshot(), 6, [3]ClassSnapshot{{Waiting: 2}, {Waiting: 2}, {Waiting: 2}})
 		if order, want := admittedOrder(t, out, 6), []string{"i1", "i2", "d1", "d2", "b1", "b2"}; !slices.Equal(order, want) {
 			t.Fatalf("admitted in the order %v, want %v", order, want)
 		}
+		checkClasses(t, l.Snapshot(), 0, [3]ClassSnapshot{{Admitted: 2}, {Admitted: 2}, {Admitted: 2}})
 	})
+}
+
+// checkClasses fails t unless sn has waiting callers in line and, for
+// Interactive, Default and Batch, the counts want.
+func checkClasses(t *testing.T, sn Snapshot, waiting int64, want [3]ClassSnapshot) {
+	t.Helper()
+	got := [3]ClassSnapshot{sn.Class(Interactive), sn.Class(Default), sn.Class(Batch)}
+	if sn.Waiting != waiting || got != want {
+		t.Fatalf("Snapshot: %d waiting, by class %+v; want %d, %+v", sn.Waiting, got, waiting, want)
+	}
 }
 
 // admissions records which callers, by name, a Limiter admitted, in
@@ -176,6 +189,7 @@ func TestClassOvertakenRefused(t *testing.T) {
 				t.Fatalf("%s: %v", r.name, r.err)
 			}
 		}
+		checkClasses(t, l.Snapshot(), 0, [3]ClassSnapshot{{Admitted: 2}, {}, {Refused: 1}})
 	})
 }
 
@@ -192,5 +206,10 @@ func TestPriorityFromContext(t *testing.T) {
 	}
 	if s := Priority(5).String() + Priority(-7).String(); s != "interactivebatch" {
 		t.Fatalf("out of range classes name themselves %q", s)
+	}
+	for i, p := range []Priority{Interactive, Default, Batch} {
+		if p.Index() != i {
+			t.Fatalf("%v.Index() = %d, want %d", p, p.Index(), i)
+		}
 	}
 }

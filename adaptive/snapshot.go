@@ -44,6 +44,9 @@ type Snapshot struct {
 	Probing    bool          // a probe is wanted or in flight
 	InFlight   int64         // tickets neither done nor cancelled
 	Waiting    int64         // callers of Wait in the tenant's line
+	// Classes is the line by class, highest first: Interactive, Default,
+	// Batch (see Class).
+	Classes [3]ClassSnapshot
 	Source     Source        // where Rate came from
 	Share      float64       // the share of the quota this process spends on its own (see Fleet.SetShare)
 
@@ -68,6 +71,23 @@ type Snapshot struct {
 	InFlightLimit, InFlightCap int64
 }
 
+// ClassSnapshot is one priority class's part of a tenant's line (see
+// Priority). A caller admitted at once, with no one in line, is in none of
+// its counts: the classes order only those who wait.
+type ClassSnapshot struct {
+	Waiting  int64  // callers of the class in line now
+	Admitted uint64 // callers of the class admitted from the line so far
+	// Refused counts the callers of the class refused in line because
+	// their estimated admission passed their deadline (a *WaitError).
+	Refused uint64
+}
+
+// Snapshot.Classes has one entry per class.
+var _ [classes]ClassSnapshot = Snapshot{}.Classes
+
+// Class returns the part of the line of class p.
+func (sn Snapshot) Class(p Priority) ClassSnapshot { return sn.Classes[p.Index()] }
+
 // Snapshot returns the Limiter's current state.
 func (l *Limiter) Snapshot() Snapshot {
 	var sn Snapshot
@@ -77,7 +97,12 @@ func (l *Limiter) Snapshot() Snapshot {
 	sn.Probing = l.g.probe.Load() != 0
 	sn.InFlight = l.inflight.Load()
 	if ln := l.line.Load(); ln != nil {
-		sn.Waiting = ln.n.Load()
+		ln.mu.Lock()
+		sn.Waiting = int64(len(ln.q))
+		for c := range sn.Classes {
+			sn.Classes[c] = ClassSnapshot{Waiting: int64(ln.waiting[c]), Admitted: ln.admitted[c], Refused: ln.refused[c]}
+		}
+		ln.mu.Unlock()
 	}
 	sn.Share = l.shareNow()
 	sn.Breaker, sn.BreakerUntil = l.brk.State(), l.brk.OpenUntil()

@@ -96,7 +96,7 @@ func TestMetricsBreaker(t *testing.T) {
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want.String()), "tollgate_breaker_state", "tollgate_breaker_transitions_total"); err != nil {
 		t.Error(err)
 	}
-	if got := series(t, c, "tollgate_requests_total")["result=open,tenant=other"]; got != 1 {
+	if got := series(t, c, "tollgate_requests_total")["priority=default,result=open,tenant=other"]; got != 1 {
 		t.Errorf("requests_total{result=open,tenant=other} = %v, want 1", got)
 	}
 }
@@ -169,7 +169,8 @@ func TestMetricsBreakerEndToEnd(t *testing.T) {
 		}
 		check("open", "tollgate_breaker_transitions_total", map[string]float64{to("closed"): 0, to("half-open"): 0, to("open"): 1})
 		check("open", "tollgate_breaker_state", map[string]float64{label("state", "closed"): 0, label("state", "half-open"): 0, label("state", "open"): 1})
-		check("open", "tollgate_requests_total", map[string]float64{label("result", "open"): refused, label("result", "failed"): 0, label("result", "refused"): 0})
+		result := func(r string) string { return "priority=default," + label("result", r) }
+		check("open", "tollgate_requests_total", map[string]float64{result("open"): refused, result("failed"): 0, result("refused"): 0})
 
 		// The service is back; after OpenFor the next request probes, and
 		// its success closes the breaker.
@@ -181,10 +182,10 @@ func TestMetricsBreakerEndToEnd(t *testing.T) {
 		check("closed", "tollgate_breaker_transitions_total", map[string]float64{to("closed"): 1, to("half-open"): 1, to("open"): 1})
 		check("closed", "tollgate_breaker_state", map[string]float64{label("state", "closed"): 1, label("state", "half-open"): 0, label("state", "open"): 0})
 		requests := series(t, c, "tollgate_requests_total")
-		if sent := requests[label("result", "allowed")] + requests[label("result", "waited")]; sent != inRow+1 {
+		if sent := requests[result("allowed")] + requests[result("waited")]; sent != inRow+1 {
 			t.Errorf("requests_total allowed+waited = %v, want %d (the failures and the probe); all: %v", sent, inRow+1, requests)
 		}
-		if got := requests[label("result", "open")]; got != refused {
+		if got := requests[result("open")]; got != refused {
 			t.Errorf("requests_total{result=open} = %v after the probe, want still %d", got, refused)
 		}
 		if n := testutil.CollectAndCount(c, "tollgate_breaker_state"); n != 3 {

@@ -15,8 +15,8 @@
 //
 // With the default namespace "tollgate":
 //
-//	tollgate_requests_total{tenant,result}          counter: RoundTrips by result: allowed, waited, throttled, failed, refused, open
-//	tollgate_wait_seconds{tenant}                   histogram: time each RoundTrip waited for quota (0 for most)
+//	tollgate_requests_total{tenant,result,priority} counter: RoundTrips by result: allowed, waited, throttled, failed, refused, open
+//	tollgate_wait_seconds{tenant,priority}          histogram: time each RoundTrip waited for quota (0 for most)
 //	tollgate_limit_changes_total{tenant}            counter: changes of the tenant's limits (a cut, new headers, a pause)
 //	tollgate_pauses_total{tenant}                   counter: pauses (the server's retry hint, or Remaining 0 until the reset)
 //	tollgate_pace_requests_per_second{tenant}       gauge: the rate the tenant is paced at; 0 means not paced
@@ -36,6 +36,15 @@
 // steps), Remaining as of the last answer that carried it, the breaker's
 // state as of its last change (an open breaker whose OpenFor has passed
 // reads open until a request comes to probe it).
+//
+// The priority label is the request's class in its tenant's line
+// (transport.WithPriority): interactive, default or batch. A tenant's
+// series of the default class are there from its first request, those of
+// another class from the first request of that class: a service that sets
+// no class has one series per result, as before classes came. (It is not
+// called class: tollgate_retries_total's class is the failed attempt's.)
+// How long the classes wait, against each other, is in the histogram; how
+// many are in line now is in the tenant's adaptive.Snapshot (Classes).
 //
 // The breaker series (with transport.Config.Breaker) appear for a tenant
 // when its breaker first opens: a tenant with no breaker, or whose breaker

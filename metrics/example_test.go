@@ -68,7 +68,7 @@ func Example() {
 	for sc.Scan() {
 		line := sc.Text()
 		for _, prefix := range []string{
-			`tollgate_requests_total{result="throttled"`,
+			`tollgate_requests_total{priority="default",result="throttled"`,
 			`tollgate_wait_seconds_count`,
 			`tollgate_limit_source{source="learned"`,
 		} {
@@ -79,8 +79,8 @@ func Example() {
 	}
 	// Output:
 	// tollgate_limit_source{source="learned",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 1
-	// tollgate_requests_total{result="throttled",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 3
-	// tollgate_wait_seconds_count{tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 5
+	// tollgate_requests_total{priority="default",result="throttled",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 3
+	// tollgate_wait_seconds_count{priority="default",tenant="acs:ecs:cn-hangzhou:1234567890123456:DescribeInstances"} 5
 }
 
 // throttlingGateway returns a handler that answers ECS DescribeInstances

@@ -98,6 +98,10 @@ var breakerStates = [...]breaker.State{breaker.StateClosed, breaker.StateHalfOpe
 // sources lists the adaptive.Sources the source gauge has a series for.
 var sources = [...]adaptive.Source{adaptive.SourceNone, adaptive.SourceRule, adaptive.SourceHeaders, adaptive.SourceLearned}
 
+// priorities lists the classes the request counter and the wait histogram
+// have a series for, by Priority.Index.
+var priorities = [...]adaptive.Priority{adaptive.Interactive, adaptive.Default, adaptive.Batch}
+
 // retryClasses lists the classes the retries counter has a series for.
 var retryClasses = [...]retry.Class{retry.ClassThrottle, retry.ClassTransient, retry.ClassRefused}
 
@@ -110,8 +114,11 @@ type tenant struct {
 	label string
 	gauge bool // exports gauges (not the OtherTenant)
 
-	requests [numResults]atomic.Uint64
-	wait     histogram
+	// By the request's class (Priority.Index); a class's series appear
+	// once a request of it came, Default's at once.
+	requests [len(priorities)][numResults]atomic.Uint64
+	wait     [len(priorities)]histogram
+	classes  [len(priorities)]atomic.Bool // a request of the class came
 	changes  atomic.Uint64
 	pauses   atomic.Uint64
 	retries  [len(retryClasses)]atomic.Uint64
@@ -141,8 +148,8 @@ func New(cfg Config) *Collector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, append([]string{"tenant"}, labels...), cfg.ConstLabels)
 	}
-	c.requests = desc("requests_total", "RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline), open (not sent: the tenant's circuit breaker is open).", "result")
-	c.wait = desc("wait_seconds", "Time each RoundTrip waited for the tenant's quota.")
+	c.requests = desc("requests_total", "RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline), open (not sent: the tenant's circuit breaker is open); and by the request's priority class in the tenant's line (interactive, default, batch).", "result", "priority")
+	c.wait = desc("wait_seconds", "Time each RoundTrip waited for the tenant's quota, by the request's priority class (interactive, default, batch).", "priority")
 	c.changes = desc("limit_changes_total", "Changes of the tenant's limits: new rate-limit header values, a throttle's cut, a pause.")
 	c.pauses = desc("pauses_total", "Pauses of the tenant: a server retry hint, or Remaining 0 until the reset.")
 	c.pace = desc("pace_requests_per_second", "The rate the tenant is paced at, as of its last limits change; 0 means not paced.")
@@ -189,7 +196,10 @@ func sortedBuckets(b []float64) []float64 {
 func (c *Collector) newTenant(label string, gauge bool) *tenant {
 	t := &tenant{label: label, gauge: gauge}
 	t.remaining.Store(-1)
-	t.wait.init(c.buckets)
+	for i := range t.wait {
+		t.wait[i].init(c.buckets)
+	}
+	t.classes[adaptive.Default.Index()].Store(true)
 	return t
 }
 
@@ -226,10 +236,14 @@ func (c *Collector) add(k quota.Key) *tenant {
 // Request counts a RoundTrip. It implements transport.Observer.
 func (c *Collector) Request(ev transport.RequestEvent) {
 	t := c.tenant(ev.Key)
-	if r := int(ev.Result); r > 0 && r < numResults {
-		t.requests[r].Add(1)
+	p := ev.Priority.Index()
+	if !t.classes[p].Load() {
+		t.classes[p].Store(true)
 	}
-	t.wait.observe(ev.Wait)
+	if r := int(ev.Result); r > 0 && r < numResults {
+		t.requests[p][r].Add(1)
+	}
+	t.wait[p].observe(ev.Wait)
 	if t.gauge && ev.Answer.Has(quota.FieldRemaining) {
 		t.remaining.Store(ev.Answer.Remaining)
 	}
@@ -334,11 +348,16 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, t *tenant) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{t.label}, labels...)...)
 	}
-	for r := transport.ResultAllowed; int(r) < numResults; r++ {
-		counter(c.requests, t.requests[r].Load(), r.String())
+	for i, p := range priorities {
+		if !t.classes[i].Load() {
+			continue
+		}
+		for r := transport.ResultAllowed; int(r) < numResults; r++ {
+			counter(c.requests, t.requests[i][r].Load(), r.String(), p.String())
+		}
+		count, sum, buckets := t.wait[i].snapshot()
+		ch <- prometheus.MustNewConstHistogram(c.wait, count, sum, buckets, t.label, p.String())
 	}
-	count, sum, buckets := t.wait.snapshot()
-	ch <- prometheus.MustNewConstHistogram(c.wait, count, sum, buckets, t.label)
 	counter(c.changes, t.changes.Load())
 	counter(c.pauses, t.pauses.Load())
 	for i, cl := range retryClasses {

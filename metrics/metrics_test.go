@@ -58,7 +58,7 @@ func TestMetricsMatchFakecloud(t *testing.T) {
 					if strings.Contains(tenant, akid) {
 						t.Errorf("tenant label %q holds the AccessKeyId", tenant)
 					}
-					get := func(result string) float64 { return requests["result="+result+",tenant="+tenant] }
+					get := func(result string) float64 { return requests["priority=default,result="+result+",tenant="+tenant] }
 					fake := stats.Tenants[akid]["DescribeInstances"]
 					t.Logf("%s: allowed %v waited %v throttled %v failed %v refused %v open %v; fake: %+v",
 						tenant, get("allowed"), get("waited"), get("throttled"), get("failed"), get("refused"), get("open"), fake)
@@ -75,7 +75,7 @@ func TestMetricsMatchFakecloud(t *testing.T) {
 						t.Errorf("%s: %v failed, refused or open, want 0", tenant, n)
 					}
 					total := get("allowed") + get("waited") + get("throttled")
-					if got := waits["tenant="+tenant]; got != total {
+					if got := waits["priority=default,tenant="+tenant]; got != total {
 						t.Errorf("%s: wait histogram count = %v, want one per request (%v)", tenant, got, total)
 					}
 					if got := sources["source="+tt.source+",tenant="+tenant]; got != 1 {
@@ -142,7 +142,7 @@ func testMetricsTenantFolding(t *testing.T) {
 		}
 	}
 	var want strings.Builder
-	want.WriteString("# HELP tollgate_requests_total RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline), open (not sent: the tenant's circuit breaker is open).\n")
+	want.WriteString("# HELP tollgate_requests_total RoundTrips by tenant and result: allowed (sent at once), waited (sent after waiting for quota), throttled (the server answered with a throttle), failed (no answer), refused (not sent: the wait would pass the deadline), open (not sent: the tenant's circuit breaker is open); and by the request's priority class in the tenant's line (interactive, default, batch).\n")
 	want.WriteString("# TYPE tollgate_requests_total counter\n")
 	for _, tc := range []struct {
 		tenant string
@@ -153,7 +153,7 @@ func testMetricsTenantFolding(t *testing.T) {
 			if r == "allowed" {
 				n = tc.n
 			}
-			fmt.Fprintf(&want, "tollgate_requests_total{result=%q,tenant=%q} %d\n", r, tc.tenant, n)
+			fmt.Fprintf(&want, "tollgate_requests_total{priority=\"default\",result=%q,tenant=%q} %d\n", r, tc.tenant, n)
 		}
 	}
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want.String()), "tollgate_requests_total"); err != nil {
@@ -180,7 +180,7 @@ func TestMetricsFoldAll(t *testing.T) {
 	c := New(Config{MaxTenants: -1})
 	c.Request(transport.RequestEvent{Key: quota.Key{Product: "ecs"}, Result: transport.ResultWaited, Wait: time.Second})
 	got := series(t, c, "tollgate_requests_total")
-	if got["result=waited,tenant=other"] != 1 || len(got) != 6 {
+	if got["priority=default,result=waited,tenant=other"] != 1 || len(got) != 6 {
 		t.Errorf("requests_total = %v, want waited 1 for tenant other only", got)
 	}
 }
@@ -193,16 +193,50 @@ func TestMetricsWaitHistogram(t *testing.T) {
 	for _, d := range []time.Duration{0, 0, 50 * time.Millisecond, 500 * time.Millisecond, 3 * time.Second} {
 		c.Request(transport.RequestEvent{Key: k, Result: transport.ResultWaited, Wait: d})
 	}
-	const want = `# HELP tollgate_wait_seconds Time each RoundTrip waited for the tenant's quota.
+	const want = `# HELP tollgate_wait_seconds Time each RoundTrip waited for the tenant's quota, by the request's priority class (interactive, default, batch).
 # TYPE tollgate_wait_seconds histogram
-tollgate_wait_seconds_bucket{tenant="acs:ecs",le="0.1"} 3
-tollgate_wait_seconds_bucket{tenant="acs:ecs",le="1"} 4
-tollgate_wait_seconds_bucket{tenant="acs:ecs",le="+Inf"} 5
-tollgate_wait_seconds_sum{tenant="acs:ecs"} 3.55
-tollgate_wait_seconds_count{tenant="acs:ecs"} 5
+tollgate_wait_seconds_bucket{priority="default",tenant="acs:ecs",le="0.1"} 3
+tollgate_wait_seconds_bucket{priority="default",tenant="acs:ecs",le="1"} 4
+tollgate_wait_seconds_bucket{priority="default",tenant="acs:ecs",le="+Inf"} 5
+tollgate_wait_seconds_sum{priority="default",tenant="acs:ecs"} 3.55
+tollgate_wait_seconds_count{priority="default",tenant="acs:ecs"} 5
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "tollgate_wait_seconds"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMetricsPriority checks that requests and waits count by the
+// request's priority class, and that a class's series appear only once a
+// request of it came (Default's at once): a tenant that uses no classes
+// has the series it had before them.
+func TestMetricsPriority(t *testing.T) {
+	c := New(Config{})
+	k := quota.Key{Product: "ecs"}
+	c.Request(transport.RequestEvent{Key: k, Result: transport.ResultAllowed})
+	if got := series(t, c, "tollgate_wait_seconds"); len(got) != 1 || got["priority=default,tenant=acs:ecs"] != 1 {
+		t.Fatalf("wait_seconds = %v, want the default class's only", got)
+	}
+	c.Request(transport.RequestEvent{Key: k, Priority: adaptive.Batch, Result: transport.ResultWaited, Wait: time.Second})
+	c.Request(transport.RequestEvent{Key: k, Priority: adaptive.Batch, Result: transport.ResultWaited, Wait: time.Second})
+	c.Request(transport.RequestEvent{Key: k, Priority: adaptive.Interactive, Result: transport.ResultThrottled})
+	requests := series(t, c, "tollgate_requests_total")
+	if n := len(requests); n != 3*6 {
+		t.Errorf("requests_total has %d series, want 18 (three classes, six results)", n)
+	}
+	for ls, want := range map[string]float64{
+		"priority=default,result=allowed,tenant=acs:ecs":       1,
+		"priority=batch,result=waited,tenant=acs:ecs":          2,
+		"priority=interactive,result=throttled,tenant=acs:ecs": 1,
+		"priority=batch,result=allowed,tenant=acs:ecs":         0,
+	} {
+		if got := requests[ls]; got != want {
+			t.Errorf("requests_total{%s} = %v, want %v", ls, got, want)
+		}
+	}
+	waits := series(t, c, "tollgate_wait_seconds")
+	if waits["priority=batch,tenant=acs:ecs"] != 2 || waits["priority=interactive,tenant=acs:ecs"] != 1 {
+		t.Errorf("wait_seconds = %v, want 2 batch and 1 interactive", waits)
 	}
 }
 
@@ -211,7 +245,7 @@ func TestMetricsNamespace(t *testing.T) {
 	c := New(Config{Namespace: "acme", ConstLabels: map[string]string{"client": "billing"}})
 	c.Request(transport.RequestEvent{Key: quota.Key{Product: "ecs"}, Result: transport.ResultThrottled})
 	got := series(t, c, "acme_requests_total")
-	if got["client=billing,result=throttled,tenant=acs:ecs"] != 1 {
+	if got["client=billing,priority=default,result=throttled,tenant=acs:ecs"] != 1 {
 		t.Errorf("acme_requests_total = %v", got)
 	}
 }

@@ -59,7 +59,10 @@ func (r Result) String() string {
 type RequestEvent struct {
 	Key    quota.Key
 	Result Result
-	Wait   time.Duration // time spent waiting for quota
+	// Priority is the request's class in its tenant's line, as its
+	// context carries it (WithPriority; Default if none).
+	Priority Priority
+	Wait     time.Duration // time spent waiting for quota
 	// Answer is what the server's answer said; its Status is 0 when there
 	// was no answer.
 	Answer quota.Observation

@@ -171,6 +171,25 @@ func TestObserverAllowedNotWaited(t *testing.T) {
 	}
 }
 
+// TestObserverPriority: each Request event carries the class its
+// request's context set, Default where it set none.
+func TestObserverPriority(t *testing.T) {
+	var rec eventRecorder
+	tr := New(okNext{}, Config{Observer: &rec})
+	for _, p := range []Priority{Batch, Interactive, Default} {
+		ctx := t.Context()
+		if p != Default {
+			ctx = WithPriority(ctx, p)
+		}
+		if _, err := send(t, ctx, tr, "AKIDclass"); err != nil {
+			t.Fatal(err)
+		}
+		if ev := rec.last(t); ev.Priority != p {
+			t.Fatalf("event's class %v, want %v", ev.Priority, p)
+		}
+	}
+}
+
 // TestObserverJoined checks that Observer and Logger both hear of events,
 // and that a Transport with neither observes nothing.
 func TestObserverJoined(t *testing.T) {

@@ -201,9 +201,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // gate's probe after a pause is then the same request). While the probe
 // is in flight the others wait for its answer, as they do at the gate.
 func (t *Transport) fullRoundTrip(req *http.Request, key quota.Key, lim *adaptive.Limiter) (*http.Response, error) {
-	ev := RequestEvent{Key: key}
-	b := lim.Breaker()
 	ctx := req.Context()
+	ev := RequestEvent{Key: key}
+	if t.observer != nil {
+		ev.Priority = adaptive.PriorityFrom(ctx)
+	}
+	b := lim.Breaker()
 	start := time.Now()
 	if err := b.Await(ctx); err != nil {
 		ev.Wait = time.Since(start)
