@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/transport"
 )
 
 // Cell is one server shape and one load: a row of the matrix. Its zero
@@ -30,6 +31,13 @@ type Cell struct {
 	Clients int           // Transports on the one quota, as processes would be; zero means 1
 	RTT     time.Duration // the server's answer time; zero means 2 ms
 	Jitter  time.Duration // RTT varies uniformly by ± Jitter
+
+	// Interactive, if positive, is how many of the callers call with
+	// priority Interactive; the others call as Batch (see
+	// transport.WithPriority). Zero: every caller is Default, no classes.
+	// A cell with classes is also run with every caller Default, to set
+	// its totals beside the same load without classes (Options.Classless).
+	Interactive int
 
 	// Step, if positive, multiplies the quota's Limit mid-run: the
 	// settled stretch reported is the one after the step.
@@ -112,6 +120,22 @@ func (c Cell) rate(l int) float64 {
 	return float64(l-c.Quota.Unseen) / c.window().Seconds()
 }
 
+// classed reports whether c's callers come in priority classes.
+func (c Cell) classed() bool { return c.Interactive > 0 }
+
+// priority returns the class of caller i of c: the first Interactive
+// callers are Interactive, the rest Batch; Default for every caller of a
+// cell without classes, or if classless.
+func (c Cell) priority(i int, classless bool) transport.Priority {
+	switch {
+	case !c.classed() || classless:
+		return transport.Default
+	case i < c.Interactive:
+		return transport.Interactive
+	}
+	return transport.Batch
+}
+
 // headersEvery reports whether rate-limit headers come on every answer,
 // which sets the stricter goals.
 func (c Cell) headersEvery() bool {
@@ -163,6 +187,24 @@ func Cells() []Cell {
 		vary("3 clients", Cell{Clients: 3})
 		vary("step to 40%", Cell{Step: 0.4})
 		vary("step to 160%", Cell{Step: 1.6})
+	}
+	// Priority classes: a few Interactive callers in front of a Batch
+	// crowd that saturates the quota, and Batch's floor under an
+	// Interactive crowd; each with headers on every answer and with none.
+	for _, load := range []struct{ interactive, batch int }{{4, 64}, {64, 4}} {
+		for _, h := range []struct {
+			name    string
+			headers fakecloud.HeaderMode
+		}{{"", fakecloud.HeadersNone}, {", Alibaba headers always", fakecloud.HeadersAlibaba}} {
+			cells = append(cells, Cell{
+				Name:        fmt.Sprintf("fixed 50/1s, %d interactive + %d batch%s", load.interactive, load.batch, h.name),
+				Quota:       fixed(50, time.Second),
+				Headers:     h.headers,
+				Every:       h.headers != fakecloud.HeadersNone,
+				Callers:     load.interactive + load.batch,
+				Interactive: load.interactive,
+			})
+		}
 	}
 	return cells
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -55,16 +56,21 @@ func TestMatrix(t *testing.T) {
 				if *matrix {
 					n = max(*runs, 1)
 				}
-				var tg, bare []*Result
+				var tg, bare, classless []*Result
 				for seed := range uint64(n) {
 					o := Options{Short: !*matrix, Seed: seed + 1}
 					synctest.Test(t, func(t *testing.T) { tg = append(tg, Run(c, o)) })
 					if c.Baseline {
+						o := o
 						o.Bare = true
 						synctest.Test(t, func(t *testing.T) { bare = append(bare, Run(c, o)) })
 					}
+					if c.classed() {
+						o.Classless = true
+						synctest.Test(t, func(t *testing.T) { classless = append(classless, Run(c, o)) })
+					}
 				}
-				for _, r := range append(tg, bare...) {
+				for _, r := range slices.Concat(tg, bare, classless) {
 					if err := r.Agree(); err != nil {
 						t.Error(err)
 					}
@@ -79,7 +85,10 @@ func TestMatrix(t *testing.T) {
 				if len(bare) > 0 {
 					row.Bare = Summarize(bare)
 				}
-				t.Logf("%d calls in %v of wall time; misses: %v", row.Result.Calls, time.Since(began).Round(time.Millisecond), row.Result.Misses(row.Bare))
+				if len(classless) > 0 {
+					row.Classless = Summarize(classless)
+				}
+				t.Logf("%d calls in %v of wall time; misses: %v", row.Result.Calls, time.Since(began).Round(time.Millisecond), row.Misses())
 				rows[i] = row
 			})
 		}

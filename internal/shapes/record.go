@@ -49,10 +49,11 @@ type recorder struct {
 	estimates []estimate // per bucket, written by sample alone
 }
 
-// callRecord is one call: when it began, how long it took, whether it
-// succeeded.
+// callRecord is one call: when it began, how long it took, its class,
+// whether it succeeded.
 type callRecord struct {
 	at, took time.Duration
+	priority transport.Priority
 	ok       bool
 }
 
@@ -105,11 +106,11 @@ func (r *recorder) server(ev fakecloud.Event) {
 	}
 }
 
-// call records one call.
-func (r *recorder) call(from time.Time, took time.Duration, err error) {
+// call records one call of class p.
+func (r *recorder) call(from time.Time, took time.Duration, p transport.Priority, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls = append(r.calls, callRecord{at: from.Sub(r.start), took: took, ok: err == nil})
+	r.calls = append(r.calls, callRecord{at: from.Sub(r.start), took: took, priority: p, ok: err == nil})
 	if err != nil {
 		r.failures[failureReason(err)]++
 	}
@@ -206,11 +207,12 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 }
 
 // successTimes returns, sorted, the durations of the successful calls that
-// began in [from, to).
-func successTimes(calls []callRecord, from, to time.Duration) []time.Duration {
+// began in [from, to) and that keep, e.g. those of one class; keep nil
+// keeps all.
+func successTimes(calls []callRecord, from, to time.Duration, keep func(callRecord) bool) []time.Duration {
 	var ds []time.Duration
 	for _, c := range calls {
-		if c.ok && c.at >= from && c.at < to {
+		if c.ok && c.at >= from && c.at < to && (keep == nil || keep(c)) {
 			ds = append(ds, c.took)
 		}
 	}

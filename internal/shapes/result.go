@@ -7,6 +7,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/transport"
 )
 
 // Result is what one run of a cell measured. Every count comes from the
@@ -45,6 +46,11 @@ type Result struct {
 	Estimate    adaptive.Snapshot // the first client's learner at the end
 	HasEstimate bool
 
+	// Classes are the callers' priority classes, Interactive then Batch,
+	// where the cell has them (Cell.Interactive) and was not run
+	// classless; else nil.
+	Classes []ClassResult
+
 	// Over several runs (Summarize): how many, and the spread of the
 	// settled goodput and throttled share, lowest and highest.
 	Runs                         int
@@ -56,6 +62,43 @@ type Result struct {
 	server   counts
 	attempts [attemptKinds]int64
 	okCalls  int64
+}
+
+// ClassResult is what the callers of one priority class measured.
+type ClassResult struct {
+	Priority transport.Priority
+	Callers  int
+	// Of the class's successful calls begun in the settled stretch: the
+	// percentiles of their durations, and their share of all the
+	// successful calls begun then (of the admissions, one each).
+	P50, P99 time.Duration
+	Share    float64
+	Failed   int64 // the class's failed calls, the whole run
+}
+
+// classes returns the results of the classes of c's callers.
+func (r *recorder) classes(c Cell) []ClassResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.plan
+	all := len(successTimes(r.calls, p.settled, p.end, nil))
+	out := []ClassResult{
+		{Priority: transport.Interactive, Callers: c.Interactive},
+		{Priority: transport.Batch, Callers: c.callers() - c.Interactive},
+	}
+	for i := range out {
+		cr := &out[i]
+		of := func(call callRecord) bool { return call.priority == cr.Priority }
+		took := successTimes(r.calls, p.settled, p.end, of)
+		cr.P50, cr.P99 = percentile(took, 0.50), percentile(took, 0.99)
+		cr.Share = share(int64(len(took)), int64(all))
+		for _, call := range r.calls {
+			if of(call) && !call.ok {
+				cr.Failed++
+			}
+		}
+	}
+	return out
 }
 
 // result computes the columns from what r recorded.
@@ -106,7 +149,7 @@ func (r *recorder) result(c Cell) *Result {
 	res.SettledGoodput = float64(admitted) / capacity(settled, end)
 	res.SettledThrottled = share(span(r.throttled, settled, end), span(r.requests, settled, end))
 	res.SettledPerSecond = float64(admitted) / (p.end - p.settled).Seconds()
-	took := successTimes(r.calls, p.settled, p.end)
+	took := successTimes(r.calls, p.settled, p.end, nil)
 	res.P50, res.P99 = percentile(took, 0.50), percentile(took, 0.99)
 	if c.rated() {
 		res.Little = time.Duration(float64(c.callers()) / (allow[end-1] / b.Seconds()) * float64(time.Second))
@@ -180,14 +223,19 @@ func (r *Result) Agree() error {
 	return nil
 }
 
-// goals are the figures a cell is read against (issue #19).
+// goals are the figures a cell is read against (issues #19 and #33).
 type goals struct {
 	goodput   float64 // settled goodput at least
 	throttled float64 // settled throttled share at most
 	cold      float64 // throttles before settled per client at most; 0: no goal
-	p99       float64 // p99 ÷ Little's-law wait at most
+	p99       float64 // p99 ÷ Little's-law wait at most; 0: no goal
 	perSecond float64 // successful calls per second ÷ the bare run's at least (no rate quota)
 	took      float64 // time the calls took ÷ the bare run's at most (Cell.Calls)
+
+	// With priority classes (Cell.Interactive).
+	interactiveP99 time.Duration // Interactive's p99 at most; 0: no goal
+	batchShare     float64       // Batch's share of the admissions at least
+	classless      float64       // settled goodput and throttled share within this of the classless run's
 }
 
 // goalsOf returns c's goals: stricter where headers come on every answer,
@@ -207,6 +255,19 @@ func goalsOf(c Cell) goals {
 	if !c.rated() {
 		return goals{perSecond: 0.9}
 	}
+	if c.classed() {
+		// Little's law holds for the callers as a whole, not for each
+		// class: the p99 of all calls is the Batch crowd's.
+		g.p99 = 0
+		// Batch keeps its floor (adaptive's default, 10%), within a
+		// point; a few Interactive callers in front of a Batch crowd
+		// wait for one turn each of the others and their own, and a
+		// round trip.
+		g.batchShare, g.classless = 0.09, 0.01
+		if batch := c.callers() - c.Interactive; c.Interactive < batch {
+			g.interactiveP99 = time.Duration(float64(c.Interactive+1)/c.rate(c.limit(false))*float64(time.Second)) + c.rtt()
+		}
+	}
 	if c.Step == 0 {
 		if c.headersEvery() {
 			g.cold = 4
@@ -220,9 +281,30 @@ func goalsOf(c Cell) goals {
 	return g
 }
 
-// Misses lists the goals r misses; bare is the bare run of the same cell,
-// or nil.
-func (r *Result) Misses(bare *Result) []string {
+// Misses lists the goals the row's run misses, against its bare and
+// classless runs where it has them.
+func (row Row) Misses() []string {
+	r, g := row.Result, goalsOf(row.Result.Cell)
+	m := r.misses(row.Bare)
+	for _, cr := range r.Classes {
+		switch {
+		case cr.Priority == transport.Interactive && g.interactiveP99 > 0 && cr.P99 > g.interactiveP99:
+			m = append(m, "interactive p99 > "+durationString(g.interactiveP99))
+		case cr.Priority == transport.Batch && cr.Share < g.batchShare:
+			m = append(m, fmt.Sprintf("batch share < %.0f%%", 100*g.batchShare))
+		}
+	}
+	if u := row.Classless; u != nil && g.classless > 0 {
+		if math.Abs(r.SettledGoodput-u.SettledGoodput) > g.classless || math.Abs(r.SettledThrottled-u.SettledThrottled) > g.classless {
+			m = append(m, fmt.Sprintf("> %.0f point from classless", 100*g.classless))
+		}
+	}
+	return m
+}
+
+// misses lists the goals r misses, but those of its classes; bare is the
+// bare run of the same cell, or nil.
+func (r *Result) misses(bare *Result) []string {
 	c, g := r.Cell, goalsOf(r.Cell)
 	var m []string
 	if !c.rated() {
@@ -246,7 +328,7 @@ func (r *Result) Misses(bare *Result) []string {
 	if g.cold > 0 && float64(r.ColdThrottles)/float64(c.clients()) > g.cold {
 		m = append(m, fmt.Sprintf("cold > %.0f", g.cold))
 	}
-	if r.Little > 0 && float64(r.P99) > g.p99*float64(r.Little) {
+	if g.p99 > 0 && r.Little > 0 && float64(r.P99) > g.p99*float64(r.Little) {
 		m = append(m, fmt.Sprintf("p99 > %.1f×Little", g.p99))
 	}
 	if r.Failed > 0 {

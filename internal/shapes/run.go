@@ -90,6 +90,9 @@ func (p plan) buckets() int { return int(p.end / p.bucket) }
 // Options say how to run a cell.
 type Options struct {
 	Bare  bool   // the same callers and retry.Policy over the bare transport, without tollgate
+	// Classless runs a cell with priority classes (Cell.Interactive) with
+	// every caller Default: the same load without classes.
+	Classless bool
 	Short bool   // the shorter settled stretch of the default test
 	Seed  uint64 // the fake cloud's seed (its faults and latency jitter)
 }
@@ -142,6 +145,7 @@ func Run(c Cell, o Options) *Result {
 	var calls atomic.Int64
 	for i := range c.callers() {
 		cl := clients[i%len(clients)]
+		prio := c.priority(i, o.Classless)
 		wg.Go(func() {
 			time.Sleep(time.Until(start.Add(p.begin)))
 			for time.Since(start) < p.end {
@@ -153,13 +157,16 @@ func Run(c Cell, o Options) *Result {
 					rec.cut.Store(true)
 					return
 				}
-				cl.call()
+				cl.call(prio)
 			}
 		})
 	}
 	wg.Go(func() { rec.sample(clients[0].tr) })
 	wg.Wait()
 	r := rec.result(c)
+	if c.classed() && !o.Classless {
+		r.Classes = rec.classes(c)
+	}
 	st := cloud.Stats()
 	r.Replays = st.Total.Replays
 	r.UnseenThrottled = share(st.Unseen.Throttled, st.Unseen.Requests)
@@ -175,17 +182,17 @@ type client struct {
 	rec    *recorder
 }
 
-// call makes one call as a user would, retry.Do around a fresh signed
-// request each attempt, and records it; after an error that came back at
-// once it waits what the error reports, or idleWait, so that no caller
-// spins without letting virtual time move.
-func (cl *client) call() {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+// call makes one call of class p as a user would, retry.Do around a
+// fresh signed request each attempt, and records it; after an error that
+// came back at once it waits what the error reports, or idleWait, so that
+// no caller spins without letting virtual time move.
+func (cl *client) call(p transport.Priority) {
+	ctx, cancel := context.WithTimeout(transport.WithPriority(context.Background(), p), callTimeout)
 	defer cancel()
 	from := time.Now()
 	err := retry.Do(ctx, cl.policy, cl.attempt)
 	took := time.Since(from)
-	cl.rec.call(from, took, err)
+	cl.rec.call(from, took, p, err)
 	if err != nil && took < idleWait {
 		time.Sleep(reportedWait(err))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/transport"
 )
 
 // TestPlan pins the timeline: callers start 37% into a window, the settled
@@ -58,6 +59,11 @@ func TestGoals(t *testing.T) {
 			goals{goodput: 0.95, throttled: 0.01, p99: 1.2, cold: 25 + math.Log2(40) + 8}},
 		{"3 clients", Cell{Quota: fixed, Clients: 3}, goals{goodput: 0.98, throttled: 0.01, p99: 1.2, cold: 32.0/3 + math.Log2(500) + 8}},
 		{"step", Cell{Quota: fixed, Step: 2}, goals{goodput: 0.98, throttled: 0.01, p99: 1.2}},
+		// (4 + 1) ÷ 50/s + 2 ms; no p99 goal on the whole crowd.
+		{"few interactive", Cell{Quota: fixed, Callers: 68, Interactive: 4},
+			goals{goodput: 0.98, throttled: 0.01, cold: 25 + math.Log2(500) + 8, interactiveP99: 102 * time.Millisecond, batchShare: 0.09, classless: 0.01}},
+		{"many interactive", Cell{Quota: fixed, Callers: 68, Interactive: 64},
+			goals{goodput: 0.98, throttled: 0.01, cold: 25 + math.Log2(500) + 8, batchShare: 0.09, classless: 0.01}},
 		{"shedding", Cell{NoQuota: true}, goals{perSecond: 0.9}},
 		{"in flight", Cell{Quota: fakecloud.Quota{Policy: fakecloud.Concurrency, Limit: 8}}, goals{perSecond: 0.9}},
 	} {
@@ -96,6 +102,17 @@ func TestSummarize(t *testing.T) {
 	}
 	if s.Series.Title != "goodput 99.0%" {
 		t.Errorf("picture from %q, want the median run's", s.Series.Title)
+	}
+
+	// Classes: each column's median, failures summed.
+	classed := func(p99 time.Duration, share float64, failed int64) *Result {
+		r := run(1, 0, 0, 0, 0)
+		r.Classes = []ClassResult{{Priority: transport.Interactive, Callers: 4, P99: p99, Share: 1 - share, Failed: failed}, {Priority: transport.Batch, Callers: 64, Share: share}}
+		return r
+	}
+	s = Summarize([]*Result{classed(time.Second, 0.2, 1), classed(3*time.Second, 0.1, 0), classed(2*time.Second, 0.3, 2)})
+	if i, b := s.Classes[0], s.Classes[1]; i.P99 != 2*time.Second || i.Failed != 3 || i.Callers != 4 || b.Share != 0.2 || b.Callers != 64 {
+		t.Errorf("classes: %+v", s.Classes)
 	}
 }
 
@@ -148,5 +165,35 @@ func TestWriteTable(t *testing.T) {
 	}
 	if !strings.Contains(lines[4], "calls/s 5% of bare") {
 		t.Errorf("shedding row misses nothing: %s", lines[4])
+	}
+}
+
+// TestWriteTableClasses: a cell with classes has a line per class in the
+// second table, its totals beside the classless run's, and misses the
+// class goals it misses, not Little's.
+func TestWriteTableClasses(t *testing.T) {
+	c := Cell{Name: "classed", Quota: fakecloud.Quota{Limit: 50, Window: time.Second}, Callers: 68, Interactive: 4}
+	r := &Result{Cell: c, SettledGoodput: 0.99, SettledThrottled: 0.005, Little: time.Second, P99: 10 * time.Second, Runs: 1,
+		Classes: []ClassResult{
+			{Priority: transport.Interactive, Callers: 4, P50: 80 * time.Millisecond, P99: 300 * time.Millisecond, Share: 0.95},
+			{Priority: transport.Batch, Callers: 64, P99: 12 * time.Second, Share: 0.05, Failed: 1},
+		}}
+	row := Row{Result: r, Classless: &Result{Cell: c, SettledGoodput: 0.97, SettledThrottled: 0.005, Runs: 1}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, []Row{row}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3+1+2+2 {
+		t.Fatalf("%d lines, want the table, a blank line and two class lines under a header:\n%s", len(lines), b.String())
+	}
+	for i, want := range map[int]string{
+		2: "interactive p99 > 102ms; batch share < 9%; > 1 point from classless |",
+		6: "| classed | interactive | 4 | 80ms / 300ms (≤ 102ms) | 95.0% | 0 | 99.0% / 0.5% (97.0% / 0.5%) |",
+		7: "| ″ | batch | 64 | 0s / 12s | 5.0% (≥ 9.0%) | 1 |  |",
+	} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d: %s\nwant %q", i, lines[i], want)
+		}
 	}
 }

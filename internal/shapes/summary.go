@@ -66,6 +66,18 @@ func Summarize(rs []*Result) *Result {
 	s.RunGoodput = median(func(r *Result) float64 { return r.RunGoodput })
 	s.RunThrottled = median(func(r *Result) float64 { return r.RunThrottled })
 	s.UnseenThrottled = median(func(r *Result) float64 { return r.UnseenThrottled })
+	s.Classes = nil
+	for i, cr := range rs[0].Classes {
+		class := func(r *Result) ClassResult { return r.Classes[i] }
+		cr.P50 = medianDuration(func(r *Result) time.Duration { return class(r).P50 })
+		cr.P99 = medianDuration(func(r *Result) time.Duration { return class(r).P99 })
+		cr.Share = median(func(r *Result) float64 { return class(r).Share })
+		cr.Failed = 0
+		for _, r := range rs {
+			cr.Failed += class(r).Failed
+		}
+		s.Classes = append(s.Classes, cr)
+	}
 	g := sorted(func(r *Result) float64 { return r.SettledGoodput })
 	th := sorted(func(r *Result) float64 { return r.SettledThrottled })
 	s.GoodputRange = [2]float64{g[0], g[len(g)-1]}

@@ -9,17 +9,21 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/transport"
 )
 
-// Row is one cell's runs: through tollgate, and over the bare transport
-// where the cell asks for a baseline (else nil).
+// Row is one cell's runs: through tollgate; over the bare transport where
+// the cell asks for a baseline (else nil); with every caller Default where
+// the cell has priority classes (else nil).
 type Row struct {
-	Result *Result
-	Bare   *Result
+	Result    *Result
+	Bare      *Result
+	Classless *Result
 }
 
 // WriteTable writes rows as a Markdown table, one line per cell, with the
-// goals each misses in the last column.
+// goals each misses in the last column; then, if any cell has priority
+// classes, a second table, one line per class of those cells.
 func WriteTable(w io.Writer, rows []Row) error {
 	var b strings.Builder
 	b.WriteString("| cell | throttles before settled (goal) | time to settle | settled goodput | settled throttled | whole run goodput / throttled | failed calls | nonces reused | p50 / p99 (Little) | learner's estimate (truth) | misses |\n")
@@ -61,15 +65,54 @@ func WriteTable(w io.Writer, rows []Row) error {
 		if r.Little > 0 {
 			latency += " (" + durationString(r.Little) + ")"
 		}
-		misses := strings.Join(r.Misses(row.Bare), "; ")
+		misses := strings.Join(row.Misses(), "; ")
 		if misses == "" {
 			misses = "—"
 		}
 		cells = append(cells, failed, fmt.Sprint(r.Replays), latency, estimateString(r)+" ("+truthString(r)+")", misses)
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
+	writeClasses(&b, rows)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeClasses writes the table of the priority classes of the rows that
+// have them, if any: each class's latency and share of the admissions,
+// and the cell's settled goodput and throttled share beside those of the
+// same load without classes.
+func writeClasses(b *strings.Builder, rows []Row) {
+	head := false
+	for _, row := range rows {
+		r := row.Result
+		g := goalsOf(r.Cell)
+		for i, cr := range r.Classes {
+			if !head {
+				b.WriteString("\n| cell | class | callers | p50 / p99 (goal) | share of admissions (goal) | failed calls | settled goodput / throttled (without classes) |\n")
+				b.WriteString("|---|---|---|---|---|---|---|\n")
+				head = true
+			}
+			latency := durationString(cr.P50) + " / " + durationString(cr.P99)
+			shareOf := percent(cr.Share)
+			switch cr.Priority {
+			case transport.Interactive:
+				if g.interactiveP99 > 0 {
+					latency += " (≤ " + durationString(g.interactiveP99) + ")"
+				}
+			case transport.Batch:
+				shareOf += " (≥ " + percent(g.batchShare) + ")"
+			}
+			name, totals := "″", ""
+			if i == 0 {
+				name = r.Cell.Name
+				totals = percent(r.SettledGoodput) + " / " + percent(r.SettledThrottled)
+				if u := row.Classless; u != nil {
+					totals += " (" + percent(u.SettledGoodput) + " / " + percent(u.SettledThrottled) + ")"
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %d | %s |\n", name, cr.Priority, cr.Callers, latency, shareOf, cr.Failed, totals)
+		}
+	}
 }
 
 // percent formats a share as a percentage, "—" if it is not a number.
