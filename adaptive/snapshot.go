@@ -44,11 +44,12 @@ type Snapshot struct {
 	Probing    bool          // a probe is wanted or in flight
 	InFlight   int64         // tickets neither done nor cancelled
 	Waiting    int64         // callers of Wait in the tenant's line
+	Source     Source        // where Rate came from
+	Share      float64       // the share of the quota this process spends on its own (see Fleet.SetShare)
+
 	// Classes is the line by class, highest first: Interactive, Default,
 	// Batch (see Class).
 	Classes [3]ClassSnapshot
-	Source     Source        // where Rate came from
-	Share      float64       // the share of the quota this process spends on its own (see Fleet.SetShare)
 
 	// Breaker is the state of the tenant's circuit breaker (closed if it
 	// has none; see Limiter.Breaker), and BreakerUntil, if it is open,

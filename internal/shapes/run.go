@@ -90,11 +90,11 @@ func (p plan) buckets() int { return int(p.end / p.bucket) }
 // Options say how to run a cell.
 type Options struct {
 	Bare  bool   // the same callers and retry.Policy over the bare transport, without tollgate
+	Short bool   // the shorter settled stretch of the default test
+	Seed  uint64 // the fake cloud's seed (its faults and latency jitter)
 	// Classless runs a cell with priority classes (Cell.Interactive) with
 	// every caller Default: the same load without classes.
 	Classless bool
-	Short bool   // the shorter settled stretch of the default test
-	Seed  uint64 // the fake cloud's seed (its faults and latency jitter)
 }
 
 // Run runs c from a cold start, through tollgate (a Transport per client
