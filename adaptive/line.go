@@ -221,21 +221,29 @@ const owed = 1 - 1e-9
 // at once, which a burst of thousands could make large.
 const maxFree = 64
 
-// yieldProbe hands the probe that the head w would send to the first
-// caller in line on its first attempt, if w is a retry: a probe is a test
-// that the server may throttle, and a call that goes first at each probe
-// because it keeps its place would take every failed probe, one attempt
-// each, until it gives up. That caller goes first, to probe; w and the
-// retries before it go right after. It reports whether w yielded. A retry
-// with none but retries behind it probes itself.
+// yieldProbe hands the probe that the head w would send to the caller
+// who should take it, if that is not w: the first caller on its first
+// attempt of the lowest class in line. A probe is a test that the server
+// may throttle, and its caller pays for a throttle with a retry's wait.
+// So it is not a retry's: a call that goes first at each probe because it
+// keeps its place would take every failed probe, one attempt each, until
+// it gives up. And it is not a higher class's while a lower one waits:
+// the class that can wait takes the risk. That caller goes first, to
+// probe; w and those before it go right after. It reports whether w
+// yielded. A retry with none but retries behind it probes itself.
 func (ln *line) yieldProbe(w *queued) bool {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
-	if ln.head != w || !w.retry {
+	if ln.head != w {
 		return false
 	}
-	j := slices.IndexFunc(ln.q, func(x *queued) bool { return !x.retry })
-	if j < 0 {
+	j := -1
+	for c := classes - 1; c >= 0 && j < 0; c-- {
+		if ln.waiting[c] > 0 && (c > w.class || w.retry) {
+			j = slices.IndexFunc(ln.q, func(x *queued) bool { return x.class == c && !x.retry })
+		}
+	}
+	if j < 0 || ln.q[j] == w {
 		return false
 	}
 	f := ln.q[j]
