@@ -134,21 +134,24 @@
 // whose Cancel gives the token back when the request was never sent.
 // AllowAt is the one-step form for callers with no answer to report.
 //
-// Callers of Wait that cannot go at once wait in the tenant's one line,
-// by class (WithPriority: Interactive, Default, Batch), then in order of
+// Callers of Wait that cannot go at once wait in the tenant's one line, by
+// class (WithPriority: Interactive, Default, Batch), then in order of
 // first arrival: a call that package retry's Do retries arrives when its
 // first attempt did (it says so in the context), ahead of the calls that
 // came after it. A higher class goes first, and each class below the
 // highest waiting keeps a floor share of the admissions while it has
 // callers waiting (Config.PriorityFloor, 10%), which it does not save up
-// while it has none. Only the first in line looks at the
-// gate, the caps, the bucket and the window; the others sleep until it
-// goes. So a pause, a new estimate or a full window shifts the line and
-// never reorders it, but for one thing: a pause's probe is sent by the
-// first caller on its first attempt, and retries ahead of it go right
-// after its answer, so that no call takes every failed probe. ReserveAt and AllowAt admit only while no one waits
-// in line. Wait never sleeps past the context's deadline, and never admits
-// a request with less than a round trip left before it: the first in line
+// while it has none. Only the first in line looks at the gate, the caps,
+// the bucket and the window; the others sleep until it goes. So a pause, a
+// new estimate or a full window shifts the line and never reorders it, but
+// for one thing: a pause's probe, a test the server may throttle, is sent
+// by the first caller on its first attempt of the lowest class in line,
+// and those ahead of it go right after its answer, so that no retry takes
+// every failed probe and the class that can wait takes the risk. ReserveAt
+// and AllowAt admit only while no one waits in line. Snapshot.Classes
+// counts each class's callers in line, admitted from it and refused in it.
+// Wait never sleeps past the context's deadline, and never admits a
+// request with less than a round trip left before it: the first in line
 // says when it expects to go, each caller behind it one pace later per
 // caller ahead, and a caller whose deadline that passes fails at once
 // (when it joins, or when the line moves so) with a *WaitError that says

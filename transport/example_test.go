@@ -224,6 +224,11 @@ func ExampleWithPriority() {
 	waitingFor(5)
 	wg.Wait()
 	fmt.Println(strings.Join(order, "\n"))
+	tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool { // what the tenant's Snapshot says of its classes
+		sn := l.Snapshot()
+		fmt.Printf("admitted from the line: %d interactive, %d batch\n", sn.Class(transport.Interactive).Admitted, sn.Class(transport.Batch).Admitted)
+		return false
+	})
 	// Output:
 	// default
 	// interactive
@@ -231,4 +236,5 @@ func ExampleWithPriority() {
 	// batch
 	// batch
 	// batch
+	// admitted from the line: 2 interactive, 3 batch
 }
