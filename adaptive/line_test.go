@@ -321,31 +321,46 @@ func TestLineNoneLostOrTwice(t *testing.T) {
 // after the probe's answer, ahead of the callers that came after it.
 func TestLineRetryDoesNotProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 1}})
-		start := time.Now()
-		o := throttled(start)
-		o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
-		l.Observe(o) // paused for a second, then one probe
+		l, start := pausedForProbe()
 		rec := call.New(start.Add(-time.Second))
 		rec.Attempt()
 		rec.Attempt() // the call's second attempt
 		retried := call.With(t.Context(), rec)
 		out := queueUp(t, l, start, map[string]context.Context{"retry": retried}, "a", "b", "retry")
-		var order []string
-		for range 3 {
-			r := <-out
-			if r.err != nil {
-				t.Fatalf("%s: %v", r.name, r.err)
-			}
-			if r.tk.Probe() != (r.name == "a") {
-				t.Fatalf("%s admitted at %v, probe %v: want a to probe", r.name, r.at, r.tk.Probe())
-			}
-			order = append(order, r.name)
-			time.Sleep(20 * time.Millisecond)
-			r.tk.Done(ok(time.Now()))
-		}
+		order := admitEach(t, out, 3, "a")
 		if want := []string{"a", "retry", "b"}; !slices.Equal(order, want) {
 			t.Fatalf("admitted in the order %v, want %v", order, want)
 		}
 	})
+}
+
+// pausedForProbe returns a limiter at 10/s paused for a second by a
+// throttle with Retry-After, after which it sends one probe.
+func pausedForProbe() (*Limiter, time.Time) {
+	l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 1}})
+	start := time.Now()
+	o := throttled(start)
+	o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
+	l.Observe(o)
+	return l, start
+}
+
+// admitEach takes n admissions from out, in order, each answered ok 20 ms
+// after it, and checks that prober's, and only prober's, is the probe.
+func admitEach(t *testing.T, out <-chan result, n int, prober string) []string {
+	t.Helper()
+	var order []string
+	for range n {
+		r := <-out
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.name, r.err)
+		}
+		if r.tk.Probe() != (r.name == prober) {
+			t.Fatalf("%s admitted at %v, probe %v: want %s to probe", r.name, r.at, r.tk.Probe(), prober)
+		}
+		order = append(order, r.name)
+		time.Sleep(20 * time.Millisecond)
+		r.tk.Done(ok(time.Now()))
+	}
+	return order
 }

@@ -198,27 +198,11 @@ func TestClassOvertakenRefused(t *testing.T) {
 // the higher classes go right after its answer, in their order.
 func TestClassLowestProbes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := New(Config{Rule: quota.Rule{Rate: 10, Burst: 1}})
-		start := time.Now()
-		o := throttled(start)
-		o.Known, o.RetryAfter = quota.FieldRetryAfter, time.Second
-		l.Observe(o) // paused for a second, then one probe
+		l, start := pausedForProbe()
 		ctxs := classed(t, Batch, "b1", "b2")
 		maps.Copy(ctxs, classed(t, Interactive, "i1"))
 		out := queueUp(t, l, start, ctxs, "i1", "d1", "b1", "b2")
-		var order []string
-		for range 4 {
-			r := <-out
-			if r.err != nil {
-				t.Fatalf("%s: %v", r.name, r.err)
-			}
-			if r.tk.Probe() != (r.name == "b1") {
-				t.Fatalf("%s admitted at %v, probe %v: want b1 to probe", r.name, r.at, r.tk.Probe())
-			}
-			order = append(order, r.name)
-			time.Sleep(20 * time.Millisecond)
-			r.tk.Done(ok(time.Now()))
-		}
+		order := admitEach(t, out, 4, "b1")
 		if want := []string{"b1", "i1", "d1", "b2"}; !slices.Equal(order, want) {
 			t.Fatalf("admitted in the order %v, want %v", order, want)
 		}
