@@ -23,6 +23,7 @@ type limiter struct {
 	// FixedWindow
 	winStart int64 // Unix ns of the current window's start
 	count    int
+	open     bool // winStart holds: always after advanceLocked under AlignEpoch; under AlignFirst, from a request until its window ends
 
 	// SlidingWindow: admission times (Unix ns), oldest first, from head.
 	log  []int64
@@ -43,16 +44,16 @@ type limiter struct {
 func (l *limiter) syncLocked(q Quota, now int64) {
 	if l.fresh || l.q.Policy != q.Policy {
 		l.q = q
-		l.count, l.winStart = 0, 0
+		l.count, l.winStart, l.open = 0, 0, false
 		l.log, l.head = nil, 0
 		l.tokens, l.last = float64(q.capacity()), now
 		l.inflight = 0
 		// The unseen consumer has spent its share of the window already;
 		// a bucket starts full, with no past.
-		switch q.Policy {
-		case FixedWindow:
-			l.unseenNext = windowStart(now, q.Window)
-		case SlidingWindow:
+		switch {
+		case q.Policy == FixedWindow && q.Align == AlignEpoch:
+			l.unseenNext = windowStart(now, q.Window, q.Offset)
+		case q.Policy == SlidingWindow:
 			l.unseenNext = now - int64(q.Window)
 		default:
 			l.unseenNext = now
@@ -65,8 +66,8 @@ func (l *limiter) syncLocked(q Quota, now int64) {
 	}
 	switch q.Policy {
 	case FixedWindow:
-		if q.Window != l.q.Window {
-			l.count, l.winStart = 0, 0
+		if q.Window != l.q.Window || q.Align != l.q.Align || q.Offset != l.q.Offset {
+			l.count, l.winStart, l.open = 0, 0, false
 		}
 	case TokenBucket:
 		l.refillLocked(now)
@@ -84,13 +85,25 @@ func (l *limiter) refillLocked(now int64) {
 	}
 }
 
-// windowStart returns the start of the aligned window containing now.
-func windowStart(now int64, w time.Duration) int64 {
-	m := now % int64(w)
+// windowStart returns the start of the window containing now, of the
+// windows that start at offset + k·w from the Unix epoch.
+func windowStart(now int64, w, offset time.Duration) int64 {
+	m := (now - int64(offset)) % int64(w)
 	if m < 0 {
 		m += int64(w)
 	}
 	return now - m
+}
+
+// nextOnGrid returns the first instant at or after t of the form
+// gap/2 + k·gap from the Unix epoch, for an integer k.
+func nextOnGrid(t, gap int64) int64 {
+	d := t - gap/2
+	k := d / gap // rounds toward zero: up for d < 0
+	if d > 0 && d%gap != 0 {
+		k++
+	}
+	return gap/2 + k*gap
 }
 
 // spendUnseenLocked admits, at their own instants, the unseen consumer's
@@ -104,21 +117,16 @@ func (l *limiter) spendUnseenLocked(now int64) (admitted, refused int64) {
 	if q.Unseen > 0 {
 		gap := int64(q.Window) / int64(q.Unseen)
 		from := now - 2*int64(q.Window)
-		switch q.Policy {
-		case FixedWindow:
-			from = windowStart(now, q.Window) - int64(q.Window)
-		case TokenBucket:
+		switch {
+		case q.Policy == FixedWindow && q.Align == AlignEpoch:
+			from = windowStart(now, q.Window, q.Offset) - int64(q.Window)
+		case q.Policy == TokenBucket:
 			if q.Limit > 0 {
 				from -= int64(float64(q.capacity()) * float64(q.Window) / float64(q.Limit))
 			}
 		}
 		// The unseen requests fall at (k+½)·gap from the epoch.
-		next := max(l.unseenNext, from)
-		if k := (next - gap/2 + gap - 1) / gap; next > gap/2 {
-			next = k*gap + gap/2
-		} else {
-			next = gap / 2
-		}
+		next := nextOnGrid(max(l.unseenNext, from), gap)
 		for ; next <= now; next += gap {
 			l.advanceLocked(next)
 			if l.canAdmitLocked() {
@@ -138,8 +146,13 @@ func (l *limiter) spendUnseenLocked(now int64) (admitted, refused int64) {
 func (l *limiter) advanceLocked(now int64) {
 	switch l.q.Policy {
 	case FixedWindow:
-		if ws := windowStart(now, l.q.Window); ws != l.winStart {
-			l.winStart, l.count = ws, 0
+		if l.q.Align == AlignFirst {
+			// The window ends; the next request starts the next one.
+			if l.open && now >= l.winStart+int64(l.q.Window) {
+				l.open, l.count = false, 0
+			}
+		} else if ws := windowStart(now, l.q.Window, l.q.Offset); ws != l.winStart || !l.open {
+			l.winStart, l.count, l.open = ws, 0, true
 		}
 	case SlidingWindow:
 		cut := now - int64(l.q.Window)
@@ -179,6 +192,10 @@ func (l *limiter) admitLocked(now int64) {
 	case Concurrency:
 		l.inflight++
 	default:
+		if !l.open {
+			// Only AlignFirst closes a window: this request starts one.
+			l.winStart, l.open = now, true
+		}
 		l.count++
 	}
 }
@@ -198,6 +215,9 @@ func (l *limiter) statusLocked(now int64) limitStatus {
 	case FixedWindow:
 		st.remaining = max(q.Limit-l.count, 0)
 		st.reset = time.Duration(l.winStart + int64(q.Window) - now)
+		if !l.open {
+			st.reset = q.Window // the next request starts a whole window
+		}
 		if st.remaining == 0 {
 			st.retry = st.reset
 		}

@@ -12,9 +12,10 @@ import (
 type Policy int
 
 const (
-	// FixedWindow admits at most Limit requests in each window
-	// [k·Window, (k+1)·Window) counted from the Unix epoch, like a real
-	// per-second or per-minute counter.
+	// FixedWindow admits at most Limit requests in each window. Where the
+	// windows start is the Quota's Align: by default [k·Window + Offset,
+	// (k+1)·Window + Offset) from the Unix epoch, like a real per-second or
+	// per-minute counter.
 	FixedWindow Policy = iota
 	// SlidingWindow admits at most Limit requests in any trailing Window
 	// (an exact log of admission times).
@@ -76,6 +77,29 @@ func ParsePolicy(s string) (Policy, error) {
 	return 0, fmt.Errorf("fakecloud: unknown policy %q (want fixed, sliding, bucket or concurrency)", s)
 }
 
+// Alignment says where a [FixedWindow] quota's windows start.
+type Alignment int
+
+const (
+	// AlignEpoch starts the windows at k·Window + Offset from the Unix
+	// epoch, for every integer k: a per-second counter keyed by the clock,
+	// Offset 0, or one whose clock is set elsewhere.
+	AlignEpoch Alignment = iota
+	// AlignFirst starts a window at the first request after the last
+	// window ended, the account's first request starting the first one: a
+	// counter created on first use that expires Window later (a Redis INCR
+	// with an EXPIRE). Windows drift from any grid as the requests do.
+	AlignFirst
+)
+
+// String returns "epoch" or "first".
+func (a Alignment) String() string {
+	if a == AlignFirst {
+		return "first"
+	}
+	return "epoch"
+}
+
 // Unlimited as a [Quota] Limit removes the quota.
 const Unlimited = -1
 
@@ -109,7 +133,12 @@ const (
 // (as the client's requests reach the quota, since they are decided
 // lazily, in time order, before each of them). It is there before the
 // first request (a fixed or sliding window holds its share from the
-// start), except that a token bucket starts full.
+// start), except that a token bucket starts full and a window aligned to
+// the first request has no past.
+//
+// Align and Offset say where a [FixedWindow]'s windows start (see
+// [Alignment]); Offset, taken modulo Window, applies to [AlignEpoch]
+// only. The other policies ignore both.
 type Quota struct {
 	API     string        `json:"api,omitempty"`
 	Account string        `json:"account,omitempty"`
@@ -118,6 +147,8 @@ type Quota struct {
 	Window  time.Duration `json:"window"`
 	Burst   int           `json:"burst,omitempty"`
 	Unseen  int           `json:"unseen,omitempty"`
+	Align   Alignment     `json:"align,omitempty"`
+	Offset  time.Duration `json:"offset,omitempty"`
 }
 
 // String formats q as [ParseQuota] reads it.
@@ -139,6 +170,12 @@ func (q Quota) String() string {
 	if q.Unseen > 0 {
 		s += ",unseen=" + strconv.Itoa(q.Unseen)
 	}
+	if q.Align == AlignFirst {
+		s += ",align=first"
+	}
+	if q.Offset > 0 {
+		s += ",offset=" + q.Offset.String()
+	}
 	return s
 }
 
@@ -148,10 +185,12 @@ type Phase struct {
 	Quotas []Quota       `json:"quotas"`
 }
 
-// ParseQuota parses "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N]",
+// ParseQuota parses
+// "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N][,align=first][,offset=D]",
 // e.g. "DescribeInstances=20/1s", "acme/*=100/1m:sliding" (API "*" is the
 // account total), "RunInstances=5/1s:bucket,burst=10",
-// "DescribeInstances=50/1s,unseen=20" or "DescribeInstances=8/1s:concurrency".
+// "DescribeInstances=50/1s,unseen=20", "DescribeInstances=8/1s:concurrency",
+// "DescribeInstances=100/1m,align=first" or "DescribeInstances=7/7s,offset=2.5s".
 // LIMIT may be "unlimited".
 func ParseQuota(s string) (Quota, error) {
 	var q Quota
@@ -164,6 +203,23 @@ func ParseQuota(s string) (Quota, error) {
 	}
 	if name != "*" {
 		q.API = name
+	}
+	if r, off, ok := strings.Cut(rest, ",offset="); ok {
+		d, err := time.ParseDuration(off)
+		if err != nil || d < 0 {
+			return q, fmt.Errorf("fakecloud: quota %q: bad offset %q", s, off)
+		}
+		q.Offset, rest = d, r
+	}
+	if r, align, ok := strings.Cut(rest, ",align="); ok {
+		switch align {
+		case "first":
+			q.Align = AlignFirst
+		case "epoch":
+		default:
+			return q, fmt.Errorf("fakecloud: quota %q: bad align %q (want epoch or first)", s, align)
+		}
+		rest = r
 	}
 	if r, unseen, ok := strings.Cut(rest, ",unseen="); ok {
 		n, err := strconv.Atoi(unseen)
@@ -240,6 +296,16 @@ func (q Quota) normalized() Quota {
 	}
 	// At most one unseen request per nanosecond of window.
 	q.Unseen = min(q.Unseen, maxLimit, int(q.Window))
+	if q.Policy != FixedWindow || q.Align != AlignEpoch {
+		q.Offset = 0
+	}
+	if q.Policy != FixedWindow || q.Align != AlignFirst {
+		q.Align = AlignEpoch
+	}
+	q.Offset %= q.Window
+	if q.Offset < 0 {
+		q.Offset += q.Window
+	}
 	return q
 }
 

@@ -1,7 +1,9 @@
 package fakecloud
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,6 +168,59 @@ func TestFixedWindowAlignedToEpoch(t *testing.T) {
 	}
 }
 
+// TestFixedWindowAlignment pins where windows start: at an offset from
+// the epoch's grid, or at the first request after the last window ended;
+// and that the headers' reset counts to that start.
+func TestFixedWindowAlignment(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0) // a multiple of 10 s
+	for _, tc := range []struct {
+		name string
+		q    Quota
+		// at: offsets from base of requests, each with the status it
+		// must get and the TimeLeft (ms) of the answer's window.
+		at     []time.Duration
+		status []int
+		left   []int64
+	}{{
+		name: "offset 2.5s",
+		q:    Quota{API: "A", Limit: 1, Window: 10 * time.Second, Offset: 2500 * time.Millisecond},
+		// Windows [−7.5 s, 2.5 s), [2.5 s, 12.5 s), [12.5 s, 22.5 s).
+		at:     []time.Duration{0, 2499 * time.Millisecond, 2500 * time.Millisecond, 12499 * time.Millisecond, 12500 * time.Millisecond},
+		status: []int{200, 400, 200, 400, 200},
+		left:   []int64{2500, 1, 10000, 1, 10000},
+	}, {
+		name:   "offset past the window",
+		q:      Quota{API: "A", Limit: 1, Window: 10 * time.Second, Offset: 32500 * time.Millisecond}, // 2.5 s modulo 10 s
+		at:     []time.Duration{0, 2500 * time.Millisecond},
+		status: []int{200, 200},
+		left:   []int64{2500, 10000},
+	}, {
+		name: "first request",
+		q:    Quota{API: "A", Limit: 2, Window: 10 * time.Second, Align: AlignFirst},
+		// The first request at 3 s opens [3 s, 13 s), the one at 13 s
+		// opens [13 s, 23 s); none comes then until 30 s, which opens
+		// [30 s, 40 s).
+		at:     []time.Duration{3 * time.Second, 12 * time.Second, 12999 * time.Millisecond, 13 * time.Second, 20 * time.Second, 22999 * time.Millisecond, 30 * time.Second},
+		status: []int{200, 200, 400, 200, 200, 400, 200},
+		left:   []int64{10000, 1000, 1, 10000, 3000, 1, 10000},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var clk clock
+			c := New(Config{Now: clk.Now, Quotas: []Quota{tc.q}, Headers: HeadersAlibaba, HeadersOnEveryAnswer: true})
+			rt := c.RoundTripper()
+			for i, at := range tc.at {
+				clk.Set(base.Add(at))
+				r := rpcRequest(t, map[string]string{"Action": "A", "AccessKeyId": "AK"})
+				a := send(t, rt, r)
+				want := fmt.Sprintf("TimeLeft:%d,", tc.left[i])
+				if a.status != tc.status[i] || !strings.Contains(a.header.Get("x-ratelimit-user-api"), want) {
+					t.Errorf("request at %v: status %d, %q; want %d, %s", at, a.status, a.header.Get("x-ratelimit-user-api"), tc.status[i], want)
+				}
+			}
+		})
+	}
+}
+
 // TestAccountsAndTotals: keys of one account share its quotas; the account
 // total spans actions; a specific account's quota overrides the default.
 func TestAccountsAndTotals(t *testing.T) {
@@ -313,6 +368,12 @@ func TestParseQuota(t *testing.T) {
 		{in: "A=5/1q", err: true},
 		{in: "A=5/1s:leaky", err: true},
 		{in: "A=5/1s:bucket,burst=-1", err: true},
+		{in: "A=100/1m,align=first", want: Quota{API: "A", Limit: 100, Window: time.Minute, Align: AlignFirst}},
+		{in: "A=7/7s,offset=9.5s", want: Quota{API: "A", Limit: 7, Window: 7 * time.Second, Offset: 2500 * time.Millisecond}},
+		{in: "A=7/7s:sliding,offset=2s", want: Quota{API: "A", Policy: SlidingWindow, Limit: 7, Window: 7 * time.Second}},
+		{in: "A=7/7s,align=first,offset=2s", want: Quota{API: "A", Limit: 7, Window: 7 * time.Second, Align: AlignFirst}},
+		{in: "A=7/7s,align=last", err: true},
+		{in: "A=7/7s,offset=-1s", err: true},
 	} {
 		got, err := ParseQuota(tc.in)
 		if (err != nil) != tc.err || (!tc.err && got != tc.want) {

@@ -20,14 +20,14 @@ func TestLongFixedWindows(t *testing.T) {
 				const limit, windows, perWindow = 5, 4, 20
 				c := New(Config{Quotas: []Quota{{API: "A", Limit: limit, Window: w}}})
 				rt := c.RoundTripper()
-				if windowStart(time.Now().UnixNano(), w) != time.Now().UnixNano() {
+				if windowStart(time.Now().UnixNano(), w, 0) != time.Now().UnixNano() {
 					t.Fatalf("the bubble starts mid-window of %v", w)
 				}
 				// Start 37% into the first window; it is counted from its start.
 				time.Sleep(w * 37 / 100)
 				admitted := map[int64]int{}
 				for range windows * perWindow {
-					ws := windowStart(time.Now().UnixNano(), w)
+					ws := windowStart(time.Now().UnixNano(), w, 0)
 					if call(t, rt, "AK", "A").status == http.StatusOK {
 						admitted[ws]++
 					}

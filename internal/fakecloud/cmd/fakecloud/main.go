@@ -3,7 +3,7 @@
 //
 //	go run ./internal/fakecloud/cmd/fakecloud -listen 127.0.0.1:8080 -quota DescribeInstances=20/1s
 //
-// -quota is repeatable: "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N]",
+// -quota is repeatable: "[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N][,align=first][,offset=D]",
 // API "*" being the account total, POLICY fixed, sliding, bucket or
 // concurrency. It prints its URL, then serves; GET
 // /_fakecloud/stats returns the counters and PUT
@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(stdout)
 	var quotas, accounts listFlag
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks one)")
-	fs.Var(&quotas, "quota", "quota `[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N]`, API * is the account total (repeatable)")
+	fs.Var(&quotas, "quota", "quota `[account/]API=LIMIT/WINDOW[:POLICY][,burst=N][,unseen=N][,align=first][,offset=D]`, API * is the account total (repeatable)")
 	fs.Var(&accounts, "account", "`AccessKeyId=account` ownership (repeatable; by default a key is its own account)")
 	policy := fs.String("policy", "fixed", "policy of quotas that name none: fixed, sliding, bucket or concurrency")
 	headers := fs.String("headers", "none", "rate-limit header families: none, alibaba, retry-after, x-ratelimit, ietf, ietf-structured, all (comma-separated)")
