@@ -40,8 +40,12 @@ type Cell struct {
 	Interactive int
 
 	// Step, if positive, multiplies the quota's Limit mid-run: the
-	// settled stretch reported is the one after the step.
-	Step float64
+	// settled stretch reported is the one after the step. It comes
+	// StepAfter after the callers start, rounded up to a window; if
+	// StepAfter is zero, once the run before it has settled and been
+	// measured as a cell without a step is.
+	Step      float64
+	StepAfter time.Duration
 
 	// Calls, if positive, is how many calls the callers make in all, after
 	// which they stop: the row reports the time they took (the run still

@@ -117,7 +117,7 @@ func TestMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rewriteMatrixDoc(matrixDoc, table.String()); err != nil {
+	if err := rewriteDoc(matrixDoc, beginMark, endMark, table.String()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -136,41 +136,34 @@ const (
 	endMark   = "<!-- shapes:end -->"
 )
 
-// rewriteMatrixDoc replaces the generated section of the Markdown file at
-// path (docs/matrix.md) with table, keeping everything outside the marker
-// lines.
-func rewriteMatrixDoc(path, table string) error {
+// rewriteDoc replaces the generated section of the Markdown file at path
+// (docs/matrix.md) between the lines begin and end with text, keeping
+// everything outside them.
+func rewriteDoc(path, begin, end, text string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	s := string(b)
-	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {
-		return fmt.Errorf("%s: no generated section between %q and %q", path, beginMark, endMark)
+		return fmt.Errorf("%s: no generated section between %q and %q", path, begin, end)
 	}
-	s = s[:i+len(beginMark)] + "\n\n" + table + "\n" + s[j:]
+	s = s[:i+len(begin)] + "\n\n" + text + "\n" + s[j:]
 	return os.WriteFile(path, []byte(s), 0o644)
 }
 
 // TestMatrixDoc checks, without running the matrix, that docs/matrix.md has
-// the marker lines rewriteMatrixDoc looks for, once each and in order, and
-// a link to each picture relative to docs/; and that a rewrite of a copy
-// of it replaces the generated section only.
+// the marker lines of each generated section (the table, the family's
+// distribution) once each and in order, and a link to each picture
+// relative to docs/; and that a rewrite of a copy of it replaces a
+// generated section only.
 func TestMatrixDoc(t *testing.T) {
 	b, err := os.ReadFile(matrixDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, m := range []string{beginMark, endMark} {
-		if n := strings.Count(doc, m); n != 1 {
-			t.Errorf("%s: %d lines %q, want 1", matrixDoc, n, m)
-		}
-	}
-	if strings.Index(doc, endMark) < strings.Index(doc, beginMark) {
-		t.Errorf("%s: %q comes before %q", matrixDoc, endMark, beginMark)
-	}
 	for _, name := range pictures {
 		if !strings.Contains(doc, "](shapes/"+name+")") {
 			t.Errorf("%s: no link to shapes/%s", matrixDoc, name)
@@ -179,39 +172,48 @@ func TestMatrixDoc(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	for _, marks := range [][2]string{{beginMark, endMark}, {familyBegin, familyEnd}} {
+		begin, end := marks[0], marks[1]
+		for _, m := range marks {
+			if n := strings.Count(doc, m); n != 1 {
+				t.Errorf("%s: %d lines %q, want 1", matrixDoc, n, m)
+			}
+		}
+		i, j := strings.Index(doc, begin)+len(begin), strings.Index(doc, end)
+		if i > j {
+			t.Errorf("%s: %q comes before %q", matrixDoc, end, begin)
+			continue
+		}
 
-	// Rewrite a copy: once with another table, which must replace the
-	// generated section only, and once with the table the page shows,
-	// which must give the page back byte for byte.
-	i, j := strings.Index(doc, beginMark)+len(beginMark), strings.Index(doc, endMark)
-	if i > j {
-		return
-	}
-	shown, ok := strings.CutPrefix(doc[i:j], "\n\n")
-	if ok {
-		shown, ok = strings.CutSuffix(shown, "\n")
-	}
-	if !ok {
-		t.Errorf("%s: the generated section is not a blank line, the table and a newline", matrixDoc)
-	}
-	copyPath := filepath.Join(t.TempDir(), "matrix.md")
-	if err := os.WriteFile(copyPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const other = "| cell |\n|---|\n| new |\n"
-	for _, c := range []struct{ table, want string }{
-		{other, doc[:i] + "\n\n" + other + "\n" + doc[j:]},
-		{shown, doc},
-	} {
-		if err := rewriteMatrixDoc(copyPath, c.table); err != nil {
+		// Rewrite a copy: once with another text, which must replace the
+		// generated section only, and once with the text the page shows,
+		// which must give the page back byte for byte.
+		shown, ok := strings.CutPrefix(doc[i:j], "\n\n")
+		if ok {
+			shown, ok = strings.CutSuffix(shown, "\n")
+		}
+		if !ok {
+			t.Errorf("%s: the section after %q is not a blank line, the text and a newline", matrixDoc, begin)
+		}
+		copyPath := filepath.Join(t.TempDir(), "matrix.md")
+		if err := os.WriteFile(copyPath, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(copyPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != c.want {
-			t.Errorf("rewriteMatrixDoc of a copy of %s:\n%s\nwant:\n%s", matrixDoc, got, c.want)
+		const other = "| cell |\n|---|\n| new |\n"
+		for _, c := range []struct{ text, want string }{
+			{other, doc[:i] + "\n\n" + other + "\n" + doc[j:]},
+			{shown, doc},
+		} {
+			if err := rewriteDoc(copyPath, begin, end, c.text); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(copyPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != c.want {
+				t.Errorf("rewriteDoc of a copy of %s after %q:\n%s\nwant:\n%s", matrixDoc, begin, got, c.want)
+			}
 		}
 	}
 }

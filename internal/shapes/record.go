@@ -38,6 +38,7 @@ type recorder struct {
 	mu        sync.Mutex // guards the fields below it
 	admitted  []int      // per bucket, as the server decided
 	throttled []int
+	shed      []int // of the throttled, those the server shed (fakecloud.Shed)
 	requests  []int
 	totals    counts // the whole run, and the calls that end after it
 	calls     []callRecord
@@ -76,6 +77,7 @@ func newRecorder(start time.Time, p plan) *recorder {
 		plan:      p,
 		admitted:  make([]int, n),
 		throttled: make([]int, n),
+		shed:      make([]int, n),
 		requests:  make([]int, n),
 		estimates: make([]estimate, n),
 		failures:  map[string]int{},
@@ -102,6 +104,9 @@ func (r *recorder) server(ev fakecloud.Event) {
 		r.totals.throttled++
 		if in {
 			r.throttled[i]++
+			if ev.Outcome == fakecloud.Shed {
+				r.shed[i]++
+			}
 		}
 	}
 }

@@ -52,7 +52,8 @@ type plan struct {
 // plan lays out c's run: settle for three windows (at least 3 s) from the
 // start, or from a step down; from a step up, also for the 200 admissions
 // at the old quota a probe needs first; then measure ten windows (at least
-// 20 s), or three (at least 5 s) if short.
+// 20 s), or three (at least 5 s) if short. A step comes after the first
+// settled stretch, or at the window Cell.StepAfter names.
 func (c Cell) plan(short bool) plan {
 	w := c.window()
 	p := plan{bucket: w, begin: (w * 37 / 100).Round(time.Millisecond)}
@@ -69,6 +70,9 @@ func (c Cell) plan(short bool) plan {
 	}
 	if c.Step > 0 {
 		p.stepAt = p.end
+		if c.StepAfter > 0 {
+			p.stepAt = ceilTo(p.begin+c.StepAfter, w)
+		}
 		after := settle
 		if c.Step > 1 {
 			after += time.Duration(200 / c.rate(c.limit(false)) * float64(time.Second))

@@ -34,6 +34,9 @@ func TestPlan(t *testing.T) {
 		// 3 s, and 200 admissions at 50/s.
 		{"step up", Cell{Quota: fakecloud.Quota{Limit: 50, Window: s}, Step: 1.6}, false,
 			plan{bucket: s, begin: 370 * time.Millisecond, stepAt: 24 * s, settled: 31 * s, end: 51 * s}},
+		// At the first window boundary 5 s after the callers start.
+		{"step down after 5 s", Cell{Quota: fakecloud.Quota{Limit: 50, Window: s}, Step: 0.4, StepAfter: 5 * s}, false,
+			plan{bucket: s, begin: 370 * time.Millisecond, stepAt: 6 * s, settled: 9 * s, end: 29 * s}},
 		{"no rate", Cell{NoQuota: true}, false,
 			plan{bucket: s, begin: 370 * time.Millisecond, settled: 4 * s, end: 24 * s}},
 	} {
@@ -195,5 +198,36 @@ func TestWriteTableClasses(t *testing.T) {
 		if !strings.Contains(lines[i], want) {
 			t.Errorf("line %d: %s\nwant %q", i, lines[i], want)
 		}
+	}
+}
+
+// TestResultDemandAndShed: where the callers cannot send what the quota
+// allows, goodput is judged against one request per round trip each, and
+// Little's wait is the slowest round trip; throttles the server shed are
+// counted apart and judged no miss.
+func TestResultDemandAndShed(t *testing.T) {
+	// One caller, 100 ± 20 ms round trips, on 50/s: it can send 10/s.
+	c := Cell{Name: "few", Quota: fakecloud.Quota{Limit: 50, Window: time.Second}, Callers: 1,
+		RTT: 100 * time.Millisecond, Jitter: 20 * time.Millisecond, Faults: fakecloud.Faults{ShedRate: 0.1}}
+	start := time.Unix(1_700_000_000, 0)
+	p := c.plan(true)
+	rec := newRecorder(start, p)
+	for i := range p.buckets() {
+		at := start.Add(time.Duration(i) * time.Second)
+		for range 10 {
+			rec.server(fakecloud.Event{At: at, Outcome: fakecloud.Admitted})
+		}
+		rec.server(fakecloud.Event{At: at, Outcome: fakecloud.Shed})
+	}
+	r := rec.result(c)
+	if r.SettledGoodput != 1 || r.Little != 120*time.Millisecond {
+		t.Errorf("goodput %v, Little %v; want 100%% of 10/s, 120ms", r.SettledGoodput, r.Little)
+	}
+	if want := 1.0 / 11; math.Abs(r.SettledThrottled-want) > 1e-9 || math.Abs(r.SettledShed-want) > 1e-9 {
+		t.Errorf("throttled %v, shed %v; want %v both", r.SettledThrottled, r.SettledShed, want)
+	}
+	r.Calls, r.P99 = 1, 100*time.Millisecond
+	if m := r.misses(nil); len(m) != 0 {
+		t.Errorf("misses %v, want none: every throttle was shed", m)
 	}
 }

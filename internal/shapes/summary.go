@@ -46,6 +46,7 @@ func Summarize(rs []*Result) *Result {
 	}
 
 	s.ColdThrottles = int64(median(func(r *Result) float64 { return float64(r.ColdThrottles) }))
+	s.ColdShed = int64(median(func(r *Result) float64 { return float64(r.ColdShed) }))
 	// A run that never settled counts as the longest.
 	settle := median(func(r *Result) float64 {
 		if r.SettleTime < 0 {
@@ -59,6 +60,7 @@ func Summarize(rs []*Result) *Result {
 	}
 	s.SettledGoodput = median(func(r *Result) float64 { return r.SettledGoodput })
 	s.SettledThrottled = median(func(r *Result) float64 { return r.SettledThrottled })
+	s.SettledShed = median(func(r *Result) float64 { return r.SettledShed })
 	s.SettledPerSecond = median(func(r *Result) float64 { return r.SettledPerSecond })
 	s.Took = medianDuration(func(r *Result) time.Duration { return r.Took })
 	s.P50 = medianDuration(func(r *Result) time.Duration { return r.P50 })
