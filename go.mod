@@ -3,6 +3,7 @@ module github.com/tollgate-go/tollgate
 go 1.25.0
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/alibabacloud-go/darabonba-openapi/v2 v2.1.13
 	github.com/alibabacloud-go/tea v1.5.4
 	github.com/alicebob/miniredis/v2 v2.40.0

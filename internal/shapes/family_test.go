@@ -27,13 +27,12 @@ var (
 // beside the bare transport; a sliding log with IETF fields).
 var smokeDraws = []uint64{1, 3, 4}
 
-// runDraw runs the draw seeded seed from a cold start, and over the bare
+// runDraw runs the draw seeded o.Seed from a cold start, and over the bare
 // transport too where it has no rate quota; it reports as errors on t
 // what must always hold (the callers' counts agree with the server's, no
 // signed request resent, no run cut short).
-func runDraw(t *testing.T, seed uint64, short bool) Row {
-	c := Draw(seed)
-	o := Options{Seed: seed, Short: short}
+func runDraw(t *testing.T, o Options) Row {
+	c := Draw(o.Seed)
 	var row Row
 	synctest.Test(t, func(t *testing.T) { row.Result = Run(c, o) })
 	if c.Baseline {
@@ -65,28 +64,22 @@ func runDraw(t *testing.T, seed uint64, short bool) Row {
 //	go test ./internal/shapes -run TestFamily -count=1 -timeout 20m -args -family 200
 //
 // With -draw SEED it runs that draw alone and prints its row and its run
-// window by window. No goodput figure is asserted: the distribution
+// window by window. -save and -compare work as with TestMatrix, the
+// draws paired by seed. No goodput figure is asserted: the distribution
 // reports them against the goals.
 func TestFamily(t *testing.T) {
-	seeds := smokeDraws
-	switch {
-	case *replay > 0:
-		seeds = []uint64{*replay}
-	case *family > 0:
-		seeds = nil
-		for i := range uint64(*family) {
-			seeds = append(seeds, *firstSeed+i)
-		}
+	opts := familyRuns(t)
+	if len(opts) == 0 {
+		t.Skipf("%s holds no draws", *compareFile)
 	}
-	short := *family == 0 && *replay == 0
-	rows := make([]Row, len(seeds))
+	rows := make([]Row, len(opts))
 	began := time.Now()
 	t.Run("draws", func(t *testing.T) {
-		for i, seed := range seeds {
-			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+		for i, o := range opts {
+			t.Run(fmt.Sprint(o.Seed), func(t *testing.T) {
 				t.Parallel()
 				began := time.Now()
-				rows[i] = runDraw(t, seed, short)
+				rows[i] = runDraw(t, o)
 				t.Logf("%s: %d calls in %v of wall time; misses: %v", rows[i].Result.Cell.Name, rows[i].Result.Calls,
 					time.Since(began).Round(time.Millisecond), rows[i].Misses())
 			})
@@ -95,7 +88,12 @@ func TestFamily(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("%d draws in %v of wall time", len(seeds), time.Since(began).Round(time.Second))
+	t.Logf("%d draws in %v of wall time", len(opts), time.Since(began).Round(time.Second))
+	now := &Saved{Draws: make([]Sample, len(opts))}
+	for i, o := range opts {
+		now.Draws[i] = SampleOf(o, rows[i])
+	}
+	report(t, now)
 	if *replay > 0 {
 		var b bytes.Buffer
 		if err := WriteTable(&b, rows); err != nil {
@@ -120,13 +118,37 @@ func TestFamily(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", b.String())
-	if *family == 0 {
+	if *family == 0 || *compareFile != "" {
 		return
 	}
-	head := fmt.Sprintf("%d servers drawn from the family, seeds %d to %d, each run once from a cold start.\n\n", len(seeds), seeds[0], seeds[len(seeds)-1])
+	head := fmt.Sprintf("%d servers drawn from the family, seeds %d to %d, each run once from a cold start.\n\n", len(opts), opts[0].Seed, opts[len(opts)-1].Seed)
 	if err := rewriteDoc(matrixDoc, familyBegin, familyEnd, head+b.String()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// familyRuns returns the Options of the draws TestFamily runs: with
+// -compare, those its file holds; else -draw's alone, or -family's, at
+// full length; else the smoke draws, shortened.
+func familyRuns(t *testing.T) []Options {
+	if b := comparing(t); b != nil {
+		return optionsOf(b.Draws)
+	}
+	switch {
+	case *replay > 0:
+		return []Options{{Seed: *replay}}
+	case *family > 0:
+		opts := make([]Options, *family)
+		for i := range opts {
+			opts[i] = Options{Seed: *firstSeed + uint64(i)}
+		}
+		return opts
+	}
+	opts := make([]Options, len(smokeDraws))
+	for i, seed := range smokeDraws {
+		opts[i] = Options{Seed: seed, Short: true}
+	}
+	return opts
 }
 
 // TestDrawSameSeed: a seed draws the same server every time, and
@@ -238,7 +260,7 @@ func TestDrawServable(t *testing.T) {
 func TestDrawReplays(t *testing.T) {
 	for _, seed := range smokeDraws {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			a, b := runDraw(t, seed, true).Result, runDraw(t, seed, true).Result
+			a, b := runDraw(t, Options{Seed: seed, Short: true}).Result, runDraw(t, Options{Seed: seed, Short: true}).Result
 			if a.Cell.rated() && math.Abs(a.SettledGoodput-b.SettledGoodput) > 0.05 {
 				t.Errorf("settled goodput %s, then %s", percent(a.SettledGoodput), percent(b.SettledGoodput))
 			}

@@ -38,37 +38,41 @@ var pictures = map[string]string{
 //
 //	go test ./internal/shapes -run TestMatrix -count=1 -args -matrix
 //
-// No goodput figure is asserted: the table reports them against the goals.
+// -save FILE keeps each run's figures; -compare FILE runs what FILE holds
+// again on the code at hand and says, figure by figure, whether it got
+// better, worse or stayed within noise (see Compare), and rewrites no
+// docs. No goodput figure is asserted: the table reports them against the
+// goals.
 func TestMatrix(t *testing.T) {
-	var cells []Cell
-	for _, c := range Cells() {
-		if *matrix || c.Smoke {
-			cells = append(cells, c)
-		}
+	cells, opts := matrixRuns(t)
+	if len(cells) == 0 {
+		t.Skipf("%s holds no cells", *compareFile)
 	}
 	rows := make([]Row, len(cells))
+	samples := make([][]Sample, len(cells))
 	t.Run("cells", func(t *testing.T) {
 		for i, c := range cells {
 			t.Run(c.Name, func(t *testing.T) {
 				t.Parallel()
 				began := time.Now()
-				n := 1
-				if *matrix {
-					n = max(*runs, 1)
-				}
 				var tg, bare, classless []*Result
-				for seed := range uint64(n) {
-					o := Options{Short: !*matrix, Seed: seed + 1}
-					synctest.Test(t, func(t *testing.T) { tg = append(tg, Run(c, o)) })
+				for _, o := range opts[i] {
+					var run Row
+					synctest.Test(t, func(t *testing.T) { run.Result = Run(c, o) })
+					tg = append(tg, run.Result)
 					if c.Baseline {
 						o := o
 						o.Bare = true
-						synctest.Test(t, func(t *testing.T) { bare = append(bare, Run(c, o)) })
+						synctest.Test(t, func(t *testing.T) { run.Bare = Run(c, o) })
+						bare = append(bare, run.Bare)
 					}
 					if c.classed() {
+						o := o
 						o.Classless = true
-						synctest.Test(t, func(t *testing.T) { classless = append(classless, Run(c, o)) })
+						synctest.Test(t, func(t *testing.T) { run.Classless = Run(c, o) })
+						classless = append(classless, run.Classless)
 					}
+					samples[i] = append(samples[i], SampleOf(o, run))
 				}
 				for _, r := range slices.Concat(tg, bare, classless) {
 					if err := r.Agree(); err != nil {
@@ -96,12 +100,17 @@ func TestMatrix(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	now := &Saved{Cells: map[string][]Sample{}}
+	for i, c := range cells {
+		now.Cells[c.Name] = samples[i]
+	}
+	report(t, now)
 	var table bytes.Buffer
 	if err := WriteTable(&table, rows); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", table.String())
-	if !*matrix {
+	if !*matrix || *compareFile != "" {
 		return
 	}
 	for _, row := range rows {
@@ -120,6 +129,35 @@ func TestMatrix(t *testing.T) {
 	if err := rewriteDoc(matrixDoc, beginMark, endMark, table.String()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// matrixRuns returns the cells TestMatrix runs and the Options of each
+// one's runs: with -compare, those its file holds; else with -matrix
+// every cell, at full length, seeded 1 to -runs; else the smoke cells,
+// shortened, seeded 1.
+func matrixRuns(t *testing.T) ([]Cell, [][]Options) {
+	b := comparing(t)
+	var cells []Cell
+	var opts [][]Options
+	for _, c := range Cells() {
+		var o []Options
+		switch {
+		case b != nil:
+			o = optionsOf(b.Cells[c.Name])
+		case *matrix || c.Smoke:
+			n := 1
+			if *matrix {
+				n = max(*runs, 1)
+			}
+			for seed := range uint64(n) {
+				o = append(o, Options{Short: !*matrix, Seed: seed + 1})
+			}
+		}
+		if len(o) > 0 {
+			cells, opts = append(cells, c), append(opts, o)
+		}
+	}
+	return cells, opts
 }
 
 // docsDir is the repository's docs directory, seen from this package's

@@ -99,6 +99,9 @@ type Options struct {
 	// Classless runs a cell with priority classes (Cell.Interactive) with
 	// every caller Default: the same load without classes.
 	Classless bool
+	// Rules are every client's static rules (transport.Config.Rules), as
+	// a user may set them; nil means none, the learner's cold start.
+	Rules *quota.Rules
 }
 
 // Run runs c from a cold start, through tollgate (a Transport per client
@@ -138,7 +141,7 @@ func Run(c Cell, o Options) *Result {
 		}
 		rt := cloud.RoundTripper()
 		if !o.Bare {
-			cl.tr = transport.New(rt, transport.Config{})
+			cl.tr = transport.New(rt, transport.Config{Rules: o.Rules})
 			rt = cl.tr
 		}
 		cl.http = &http.Client{Transport: rt}
