@@ -20,12 +20,23 @@
 // Markdown table docs/matrix.md shows, with the goals each cell misses.
 // [Series.WriteSVG] draws one run, window by window.
 //
+// Beyond the fixed cells: [Draw] draws a server at random from the family
+// a client meets, from a seed, and [WriteFamily] writes the distribution
+// of the figures over many draws and the worst of them. [RunRealtime] runs
+// a cell as Run does but on the wall clock, over loopback, and
+// [WriteTwins] sets [RealtimeCells] beside their virtual-time twins.
+// [Compare] judges a change: it sets the per-seed figures a run saved
+// ([Saved]) beside a rerun's, and says per figure better, worse or noise,
+// with a family-wise false-alarm rate.
+//
 // The matrix runs as a test:
 //
 //	go test ./internal/shapes -run TestMatrix -count=1 -args -matrix
 //
 // rewrites the table in docs/matrix.md (between its shapes:begin and
 // shapes:end marker lines) and the pictures in docs/shapes, which that
-// page links as shapes/*.svg; a plain go test runs a few cells, shortened,
-// as a smoke test. Nothing here changes how tollgate behaves.
+// page links as shapes/*.svg; -family N, -realtime, -save and -compare
+// are its other flags (docs/matrix.md says how to use each). A plain go
+// test runs a few cells, draws and one real-time cell, shortened, as a
+// smoke test. Nothing here changes how tollgate behaves.
 package shapes

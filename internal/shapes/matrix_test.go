@@ -193,7 +193,7 @@ func rewriteDoc(path, begin, end, text string) error {
 
 // TestMatrixDoc checks, without running the matrix, that docs/matrix.md has
 // the marker lines of each generated section (the table, the family's
-// distribution) once each and in order, and a link to each picture
+// distribution, the real-time cells) once each and in order, and a link to each picture
 // relative to docs/; and that a rewrite of a copy of it replaces a
 // generated section only.
 func TestMatrixDoc(t *testing.T) {
@@ -210,7 +210,7 @@ func TestMatrixDoc(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	for _, marks := range [][2]string{{beginMark, endMark}, {familyBegin, familyEnd}} {
+	for _, marks := range [][2]string{{beginMark, endMark}, {familyBegin, familyEnd}, {realtimeBegin, realtimeEnd}} {
 		begin, end := marks[0], marks[1]
 		for _, m := range marks {
 			if n := strings.Count(doc, m); n != 1 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -110,11 +111,39 @@ type Options struct {
 // slept yet: the fake cloud is in memory and time is virtual. Every
 // goroutine Run starts has ended when it returns.
 func Run(c Cell, o Options) *Result {
+	r, _ := run(c, o, false) // in memory, it cannot fail
+	return r
+}
+
+// RunRealtime runs c as Run does, but with the wall clock, outside any
+// synctest bubble, on fakecloud's HTTP server over loopback, each client
+// with its own connections. A fixed window's grid is set at the run's
+// start, as a bubble's midnight sets it for Run. Calls still out at the
+// run's end are given drain to finish, then cut, and not counted. It
+// fails only if the server cannot listen.
+func RunRealtime(c Cell, o Options) (*Result, error) {
+	return run(c, o, true)
+}
+
+// drain is how long RunRealtime lets calls still out at the run's end
+// finish: a window and a round trip, at least 5 s. (Run lets them finish,
+// in virtual time.)
+func (c Cell) drain() time.Duration {
+	return max(c.window()+c.rtt()+c.Jitter, 5*time.Second)
+}
+
+// errRunOver cuts a real-time run's calls still out after its drain.
+var errRunOver = errors.New("shapes: the run is over")
+
+func run(c Cell, o Options, realtime bool) (*Result, error) {
 	start := time.Now()
 	p := c.plan(o.Short)
 	rec := newRecorder(start, p)
 	q := c.Quota
 	q.API = action
+	if realtime && q.Policy == fakecloud.FixedWindow && q.Window > 0 {
+		q.Offset = time.Duration(start.UnixNano() % int64(q.Window))
+	}
 	cfg := fakecloud.Config{
 		Headers:              c.Headers,
 		HeadersOnEveryAnswer: c.Every,
@@ -132,6 +161,21 @@ func Run(c Cell, o Options) *Result {
 		}
 	}
 	cloud := fakecloud.New(cfg)
+	base := cloud.RoundTripper
+	ctx := context.Background()
+	if realtime {
+		srv, err := fakecloud.Start(cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		cloud, base = srv.Cloud, func() http.RoundTripper { return loopback(srv.Addr(), c.callers()) }
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		stop := time.AfterFunc(p.end+c.drain()-time.Since(start), func() { cancel(errRunOver) })
+		defer stop.Stop()
+		defer cancel(nil)
+	}
 
 	clients := make([]*client, c.clients())
 	for i := range clients {
@@ -139,7 +183,10 @@ func Run(c Cell, o Options) *Result {
 			policy: &retry.Policy{Budget: retry.NewBudget(retry.BudgetConfig{})},
 			rec:    rec,
 		}
-		rt := cloud.RoundTripper()
+		rt := base()
+		if t, ok := rt.(*http.Transport); ok {
+			defer t.CloseIdleConnections()
+		}
 		if !o.Bare {
 			cl.tr = transport.New(rt, transport.Config{Rules: o.Rules})
 			rt = cl.tr
@@ -155,7 +202,7 @@ func Run(c Cell, o Options) *Result {
 		prio := c.priority(i, o.Classless)
 		wg.Go(func() {
 			time.Sleep(time.Until(start.Add(p.begin)))
-			for time.Since(start) < p.end {
+			for time.Since(start) < p.end && ctx.Err() == nil {
 				n := calls.Add(1)
 				if c.Calls > 0 && n > int64(c.Calls) {
 					return
@@ -164,7 +211,7 @@ func Run(c Cell, o Options) *Result {
 					rec.cut.Store(true)
 					return
 				}
-				cl.call(prio)
+				cl.call(ctx, prio)
 			}
 		})
 	}
@@ -177,7 +224,21 @@ func Run(c Cell, o Options) *Result {
 	st := cloud.Stats()
 	r.Replays = st.Total.Replays
 	r.UnseenThrottled = share(st.Unseen.Throttled, st.Unseen.Requests)
-	return r
+	return r, nil
+}
+
+// loopback returns a process's HTTP transport to the server at addr,
+// whatever host a request names, keeping a connection for each of its
+// callers.
+func loopback(addr string, callers int) *http.Transport {
+	var d net.Dialer
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxIdleConnsPerHost: callers,
+	}
 }
 
 // client is one process: its Transport (nil when bare), retry policy and
@@ -192,16 +253,25 @@ type client struct {
 // call makes one call of class p as a user would, retry.Do around a
 // fresh signed request each attempt, and records it; after an error that
 // came back at once it waits what the error reports, or idleWait, so that
-// no caller spins without letting virtual time move.
-func (cl *client) call(p transport.Priority) {
-	ctx, cancel := context.WithTimeout(transport.WithPriority(context.Background(), p), callTimeout)
+// no caller spins without letting virtual time move. A call cut because
+// parent ended with errRunOver is not recorded.
+func (cl *client) call(parent context.Context, p transport.Priority) {
+	ctx, cancel := context.WithTimeout(transport.WithPriority(parent, p), callTimeout)
 	defer cancel()
 	from := time.Now()
 	err := retry.Do(ctx, cl.policy, cl.attempt)
 	took := time.Since(from)
+	if context.Cause(parent) == errRunOver {
+		return
+	}
 	cl.rec.call(from, took, p, err)
 	if err != nil && took < idleWait {
-		time.Sleep(reportedWait(err))
+		t := time.NewTimer(reportedWait(err))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-parent.Done():
+		}
 	}
 }
 
