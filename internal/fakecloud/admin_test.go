@@ -109,4 +109,16 @@ func TestServerLifecycle(t *testing.T) {
 	if a := send(t, started.Client().Transport, req); a.status != 200 {
 		t.Errorf("Start: %d", a.status)
 	}
+
+	// Transport takes a request for a real endpoint to the server, with
+	// connections of its own.
+	tr := started.Transport()
+	defer tr.CloseIdleConnections()
+	req, _ = NewRequest(t.Context(), "http://ecs.cn-hangzhou.aliyuncs.com", "AK", "A")
+	if a := send(t, tr, req); a.status != 200 {
+		t.Errorf("Transport, a request for ecs.cn-hangzhou.aliyuncs.com: %d", a.status)
+	}
+	if n := started.Stats().Total.Requests; n != 2 {
+		t.Errorf("the server counted %d requests, want 2", n)
+	}
 }

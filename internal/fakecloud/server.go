@@ -117,12 +117,27 @@ func (s *Server) Client() *http.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.client == nil {
-		s.client = &http.Client{Transport: &http.Transport{
-			Proxy:               nil,
-			MaxIdleConnsPerHost: 64,
-		}}
+		s.client = &http.Client{Transport: s.Transport()}
 	}
 	return s.client
+}
+
+// Transport returns a new HTTP transport, with connections of its own (64
+// idle at most), that takes every request to the server whatever host its
+// URL names: requests built for a real endpoint, such as
+// http://ecs.cn-hangzhou.aliyuncs.com, reach the server unchanged, Host
+// header and all. It speaks plain HTTP only. Each of several simulated
+// processes takes its own; close its idle connections when done.
+func (s *Server) Transport() *http.Transport {
+	addr := s.Addr()
+	var d net.Dialer
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxIdleConnsPerHost: 64,
+	}
 }
 
 // Close stops the server: it stops accepting, waits up to 5 s for in-flight

@@ -93,6 +93,7 @@ type Comparison struct {
 	Diff         float64
 	Lo, Hi       float64 // the 90% interval of Diff
 	P            float64
+	MinP         float64 // the smallest p-value these runs can give
 	Verdict      string
 }
 
@@ -100,14 +101,19 @@ type Comparison struct {
 // or worse only if its p-value is below Alpha ÷ len(List) (Bonferroni), so
 // that Alpha bounds the chance that any of them is a false alarm. The
 // intervals come from a percentile bootstrap of Reps resamples seeded
-// with Seed. MinP is the smallest p-value the fewest runs compared can
-// reach: above Alpha ÷ len(List), those comparisons can only say noise.
+// with Seed. A comparison whose MinP is not below that threshold has too
+// few runs to be anything but noise.
 type Compared struct {
 	Alpha float64
 	Reps  int
 	Seed  uint64
-	MinP  float64
 	List  []Comparison
+}
+
+// Threshold is the p-value below which a comparison is better or worse:
+// Alpha ÷ len(List).
+func (c *Compared) Threshold() float64 {
+	return c.Alpha / float64(max(len(c.List), 1))
 }
 
 // pair is one figure's samples on each side: by seed where paired.
@@ -182,7 +188,7 @@ func Compare(before, now *Saved, alpha float64, seed uint64) *Compared {
 		}
 	}
 
-	c := &Compared{Alpha: alpha, Seed: seed, Reps: compareReps, MinP: 1}
+	c := &Compared{Alpha: alpha, Seed: seed, Reps: compareReps}
 	rng := rand.New(rand.NewPCG(seed, 0x636f6d70617265)) // "compare"
 	for _, p := range pairs {
 		cp := Comparison{Name: p.name, Figure: p.figure, Runs: len(p.before)}
@@ -193,12 +199,10 @@ func Compare(before, now *Saved, alpha float64, seed uint64) *Compared {
 			cp.Diff = cp.Now - cp.Before
 		}
 		var up int
-		var minP float64
-		up, cp.P, minP = p.test()
-		c.MinP = min(c.MinP, minP)
+		up, cp.P, cp.MinP = p.test()
 		cp.Verdict = verdict(p, up, cp.P, alpha/float64(len(pairs)))
 		diffs := bootstrap(rng, p, c.Reps)
-		cp.Lo, cp.Hi = quantile(diffs, 0.05), quantile(diffs, 0.95)
+		cp.Lo, cp.Hi = percentile(diffs, 0.05), percentile(diffs, 0.95)
 		c.List = append(c.List, cp)
 	}
 	return c
@@ -370,13 +374,6 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// quantile returns the q-th quantile (0..1) of sorted xs, the nearest
-// rank.
-func quantile(xs []float64, q float64) float64 {
-	i := int(math.Ceil(q*float64(len(xs)))) - 1
-	return xs[min(max(i, 0), len(xs)-1)]
-}
-
 // Write writes the comparisons as a Markdown table: the worse first, then
 // the better, then the noise; with how they were judged.
 func (c *Compared) Write(w io.Writer) error {
@@ -385,11 +382,17 @@ func (c *Compared) Write(w io.Writer) error {
 	for _, cp := range c.List {
 		count[cp.Verdict]++
 	}
-	k := float64(max(len(c.List), 1))
+	threshold := c.Threshold()
 	fmt.Fprintf(&b, "%d comparisons: %d worse, %d better, %d noise. A comparison is better or worse if its p-value is below %.2g, the family-wise false-alarm rate %g over the %d comparisons (Bonferroni): Mann-Whitney's U test over a cell's runs, the sign test over the family's draws paired by seed. The difference is now − before: of the medians for a cell, the median of the draws' differences for the family; its 90%% interval is a bootstrap of %d resamples seeded %d.\n",
-		len(c.List), count[Worse], count[Better], count[Noise], c.Alpha/k, c.Alpha, len(c.List), c.Reps, c.Seed)
-	if c.MinP >= c.Alpha/k {
-		fmt.Fprintf(&b, "\nThe fewest runs compared can reach p = %.2g at best, not below %.2g: those comparisons can only say noise. Save with more runs (-runs) or fewer cells.\n", c.MinP, c.Alpha/k)
+		len(c.List), count[Worse], count[Better], count[Noise], threshold, c.Alpha, len(c.List), c.Reps, c.Seed)
+	few := 0
+	for _, cp := range c.List {
+		if cp.MinP >= threshold {
+			few++
+		}
+	}
+	if few > 0 {
+		fmt.Fprintf(&b, "\n%d of the comparisons have too few runs to reach p = %.2g at all, and can only say noise: save with more runs (-runs), or compare fewer cells.\n", few, threshold)
 	}
 	b.WriteString("\n| cell | figure | runs | before | now | difference (90% interval) | p | verdict |\n|---|---|---|---|---|---|---|---|\n")
 	rank := map[string]int{Worse: 0, Better: 1, Noise: 2}

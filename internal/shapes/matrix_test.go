@@ -41,7 +41,7 @@ var pictures = map[string]string{
 // -save FILE keeps each run's figures; -compare FILE runs what FILE holds
 // again on the code at hand and says, figure by figure, whether it got
 // better, worse or stayed within noise (see Compare), and rewrites no
-// docs. No goodput figure is asserted: the table reports them against the
+// docs. Every run is checked (checkRun); no goodput figure is asserted: the table reports them against the
 // goals.
 func TestMatrix(t *testing.T) {
 	cells, opts := matrixRuns(t)
@@ -75,15 +75,7 @@ func TestMatrix(t *testing.T) {
 					samples[i] = append(samples[i], SampleOf(o, run))
 				}
 				for _, r := range slices.Concat(tg, bare, classless) {
-					if err := r.Agree(); err != nil {
-						t.Error(err)
-					}
-					if r.Replays != 0 {
-						t.Errorf("%d SignatureNonceUsed answers: a signed request was resent", r.Replays)
-					}
-					if r.Cut {
-						t.Errorf("cut short at %d calls", maxCalls)
-					}
+					checkRun(t, r)
 				}
 				row := Row{Result: Summarize(tg)}
 				if len(bare) > 0 {
@@ -128,6 +120,22 @@ func TestMatrix(t *testing.T) {
 	}
 	if err := rewriteDoc(matrixDoc, beginMark, endMark, table.String()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkRun reports as errors on t what must hold of every run: the
+// callers' counts agree with the server's, no signed request was resent,
+// the run was not cut short.
+func checkRun(t *testing.T, r *Result) {
+	t.Helper()
+	if err := r.Agree(); err != nil {
+		t.Error(err)
+	}
+	if r.Replays != 0 {
+		t.Errorf("%s: %d SignatureNonceUsed answers: a signed request was resent", r.Cell.Name, r.Replays)
+	}
+	if r.Cut {
+		t.Errorf("%s: cut short at %d calls", r.Cell.Name, maxCalls)
 	}
 }
 
@@ -193,9 +201,9 @@ func rewriteDoc(path, begin, end, text string) error {
 
 // TestMatrixDoc checks, without running the matrix, that docs/matrix.md has
 // the marker lines of each generated section (the table, the family's
-// distribution, the real-time cells) once each and in order, and a link to each picture
-// relative to docs/; and that a rewrite of a copy of it replaces a
-// generated section only.
+// distribution, the real-time cells) once each and in order, and a link
+// to each picture relative to docs/; and that a rewrite of a copy of it
+// replaces a generated section only.
 func TestMatrixDoc(t *testing.T) {
 	b, err := os.ReadFile(matrixDoc)
 	if err != nil {

@@ -113,22 +113,6 @@ const (
 	realtimeEnd   = "<!-- realtime:end -->"
 )
 
-// checkRun reports as errors on t what must hold of every run: the
-// callers' counts agree with the server's, no signed request was resent,
-// the run was not cut short.
-func checkRun(t *testing.T, r *Result) {
-	t.Helper()
-	if err := r.Agree(); err != nil {
-		t.Error(err)
-	}
-	if r.Replays != 0 {
-		t.Errorf("%s: %d SignatureNonceUsed answers: a signed request was resent", r.Cell.Name, r.Replays)
-	}
-	if r.Cut {
-		t.Errorf("%s: cut short at %d calls", r.Cell.Name, maxCalls)
-	}
-}
-
 // loadPeriod is the busy loop's cycle: busy for a share of it, then idle.
 const loadPeriod = 10 * time.Millisecond
 

@@ -202,13 +202,14 @@ func span(xs []int, from, to int) int64 {
 	return n
 }
 
-// percentile returns the p-th percentile (0..1) of sorted ds.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
+// percentile returns the p-th percentile (0..1) of sorted xs, the
+// nearest rank; zero if xs is empty.
+func percentile[T time.Duration | float64](xs []T, p float64) T {
+	if len(xs) == 0 {
 		return 0
 	}
-	i := int(math.Ceil(p*float64(len(ds)))) - 1
-	return ds[min(max(i, 0), len(ds)-1)]
+	i := int(math.Ceil(p*float64(len(xs)))) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
 }
 
 // successTimes returns, sorted, the durations of the successful calls that

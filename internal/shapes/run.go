@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -160,8 +159,8 @@ func run(c Cell, o Options, realtime bool) (*Result, error) {
 			cfg.Phases = []fakecloud.Phase{{At: p.stepAt, Quotas: []fakecloud.Quota{q}}}
 		}
 	}
-	cloud := fakecloud.New(cfg)
-	base := cloud.RoundTripper
+	var cloud *fakecloud.Cloud
+	var base func() http.RoundTripper // a client's own way to the cloud
 	ctx := context.Background()
 	if realtime {
 		srv, err := fakecloud.Start(cfg)
@@ -169,12 +168,20 @@ func run(c Cell, o Options, realtime bool) (*Result, error) {
 			return nil, err
 		}
 		defer srv.Close()
-		cloud, base = srv.Cloud, func() http.RoundTripper { return loopback(srv.Addr(), c.callers()) }
+		cloud = srv.Cloud
+		base = func() http.RoundTripper {
+			t := srv.Transport()
+			t.MaxIdleConnsPerHost = c.callers()
+			return t
+		}
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		stop := time.AfterFunc(p.end+c.drain()-time.Since(start), func() { cancel(errRunOver) })
 		defer stop.Stop()
 		defer cancel(nil)
+	} else {
+		cloud = fakecloud.New(cfg)
+		base = cloud.RoundTripper
 	}
 
 	clients := make([]*client, c.clients())
@@ -227,20 +234,6 @@ func run(c Cell, o Options, realtime bool) (*Result, error) {
 	return r, nil
 }
 
-// loopback returns a process's HTTP transport to the server at addr,
-// whatever host a request names, keeping a connection for each of its
-// callers.
-func loopback(addr string, callers int) *http.Transport {
-	var d net.Dialer
-	return &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		},
-		MaxIdleConnsPerHost: callers,
-	}
-}
-
 // client is one process: its Transport (nil when bare), retry policy and
 // HTTP client.
 type client struct {
@@ -261,7 +254,7 @@ func (cl *client) call(parent context.Context, p transport.Priority) {
 	from := time.Now()
 	err := retry.Do(ctx, cl.policy, cl.attempt)
 	took := time.Since(from)
-	if context.Cause(parent) == errRunOver {
+	if errors.Is(context.Cause(parent), errRunOver) {
 		return
 	}
 	cl.rec.call(from, took, p, err)
