@@ -1,0 +1,45 @@
+// Package fit names the rule by which a server grants requests, from a
+// record of what it answered: the learner's estimator, kept apart from
+// the pacer that obeys it (package adaptive).
+//
+// The model, in a page:
+//
+//   - The record (Record) holds a tenant's newest answers, each with when
+//     the request left, when its answer came, how many requests were in
+//     flight and whether it was throttled: 16 bytes each, Size of them.
+//     The server saw a request somewhere within its round trip; the fit
+//     takes the middle.
+//   - The family (Kind) is the rules servers use: a fixed window (Limit
+//     per Window, from Start), a sliding log (Limit in any trailing
+//     Window), a token bucket (Rate, Limit deep), a cap on requests in
+//     flight (Limit), and no quota at all (refusals that do not depend on
+//     what is sent: shedding). Each grants a request while its count, the
+//     load that stands against it, is below its Limit (Rule.Grants).
+//   - A member's time parameters are searched: a window's length on the
+//     grid of round values servers use (1 s … 1 h) or off it, from the
+//     intervals in which refills fell (a throttle, then a success); a
+//     fixed window's start where the most of those intervals meet; a
+//     bucket's rate between the bounds that pairs of throttles set. Its
+//     Limit is then computed, not searched: the count that costs least.
+//   - The cost of a member on the record: a success it forbids is heavy
+//     (4), it says that rule is wrong; a run of throttles it does not
+//     explain costs 1, as it does to no quota, or half where the run
+//     spent a fixed window's count early (the success after it comes in
+//     the next window): someone we cannot see spent the rest. Throttles in
+//     a row at one count are one event. Where a member cannot tell its
+//     count (a trailing window's first stretch, a bucket's first token),
+//     it costs what no quota costs. The record begins at a throttle: every
+//     member is spent there.
+//   - The fit (Record.Fit) is the member of least cost per answer, of
+//     those that beat no quota by more than chance does (√T, on T runs of
+//     throttles): shedding leaves some count that, by luck, explains a
+//     few. Of equals, the simplest: no quota, then a window on the grid.
+//     The runner-up is the best of another kind.
+//   - Ô (Fit.Others) is what someone we cannot see spends of the best
+//     fixed window's Limit: the mean shortfall of the counts at which runs
+//     that spent it began. Shedding refuses one here and there and makes
+//     no such run, which is how the two are told apart.
+//
+// A Fit costs about 100 µs on a full record (BenchmarkFit) and allocates
+// next to nothing; a caller fits on throttles, not on every answer.
+package fit

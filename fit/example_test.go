@@ -1,0 +1,36 @@
+package fit_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tollgate-go/tollgate/fit"
+)
+
+// A server that grants 5 requests a second, asked 8 times a second: the
+// record of its answers names the rule.
+func ExampleRecord_Fit() {
+	server := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
+	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	reqs := make([]fit.Request, 400)
+	for i := range reqs {
+		reqs[i] = fit.Request{At: start.Add(time.Duration(i) * time.Second / 8)}
+	}
+	granted := server.Grants(reqs)
+
+	var rec fit.Record
+	begun := false
+	for i, q := range reqs {
+		// A tenant's record begins at its first throttle.
+		begun = begun || !granted[i]
+		if begun {
+			rec.Add(fit.Answer{Sent: q.At, Answered: q.At.Add(20 * time.Millisecond), InFlight: 1, Throttled: !granted[i]})
+		}
+	}
+	ft := rec.Fit()
+	fmt.Printf("%v %d per %v, score %.2f\n", ft.Best.Kind, ft.Best.Limit, ft.Best.Window, ft.Score)
+	fmt.Printf("%.0f requests a second\n", ft.Best.PerSecond())
+	// Output:
+	// fixed 5 per 1s, score 0.00
+	// 5 requests a second
+}

@@ -1,0 +1,66 @@
+package fit
+
+import (
+	"math"
+	"time"
+)
+
+// Size is how many answers a Record keeps: the newest, 16 bytes each.
+const Size = 512
+
+// Answer is one request and what the server answered.
+type Answer struct {
+	Sent      time.Time // when the request left
+	Answered  time.Time // when its answer came; the server saw it in between
+	InFlight  int       // our requests in flight when it left, itself included; 0 if not counted
+	Throttled bool      // refused for quota
+}
+
+// entry is an Answer kept: 16 bytes.
+type entry struct {
+	sent  int64  // Unix ns
+	rt    uint32 // the round trip, µs
+	level uint16 // requests in flight at sending, itself included; 0 if not counted
+	thr   bool
+}
+
+// Record is a bounded record of a tenant's answers, the newest Size of
+// them, in the order they were added (the order answers came). The zero
+// Record is empty and ready to use. A Record is not safe for simultaneous
+// use.
+type Record struct {
+	ring  [Size]entry
+	n     int    // entries held
+	next  int    // where the next one goes
+	added uint64 // answers ever added
+}
+
+// Add keeps a, dropping the oldest answer when the Record is full. A
+// round trip that is negative counts as none; one over 71 minutes as 71
+// minutes.
+func (r *Record) Add(a Answer) {
+	rt := a.Answered.Sub(a.Sent).Microseconds()
+	r.ring[r.next] = entry{
+		sent:  a.Sent.UnixNano(),
+		rt:    uint32(min(max(rt, 0), math.MaxUint32)),
+		level: uint16(min(max(a.InFlight, 0), math.MaxUint16)),
+		thr:   a.Throttled,
+	}
+	r.next = (r.next + 1) % Size
+	r.n = min(r.n+1, Size)
+	r.added++
+}
+
+// Len returns how many answers the Record holds.
+func (r *Record) Len() int { return r.n }
+
+// Added returns how many answers were ever added.
+func (r *Record) Added() uint64 { return r.added }
+
+// each calls f for the answers held, oldest first.
+func (r *Record) each(f func(entry)) {
+	start := (r.next - r.n + Size) % Size
+	for i := range r.n {
+		f(r.ring[(start+i)%Size])
+	}
+}

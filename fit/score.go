@@ -1,0 +1,816 @@
+package fit
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Fit is the family fitted to a Record: the member that explains the
+// answers best, the best of another kind, and what someone we cannot see
+// spends.
+type Fit struct {
+	Best  Rule
+	Score float64 // Best's cost per answer judged: 0 if it explains every answer (see the package doc)
+	// RunnerUp is the best member of another kind than Best's, and
+	// RunnerUpScore its score.
+	RunnerUp      Rule
+	RunnerUpScore float64
+	// Others is Ô: of Best's Limit, what someone we cannot see spends,
+	// from the throttles Best does not explain that gather where its
+	// count fills. 0 where none do.
+	Others  float64
+	Answers int // answers the fit was made on
+}
+
+// heavy is the cost of a success a rule forbids, against 1 for a
+// throttle it does not explain: a success is what the rule said could not
+// happen, a throttle it does not explain may be someone else's spending or
+// shedding.
+const heavy = 4
+
+// grid is the prior on a window's length: the round values servers use.
+// A window off the grid is found from the intervals between refills.
+var grid = [...]time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+	20 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// Load sentinels: spent, the record began with the rule's count spent (a
+// throttle then is explained whatever the Limit; a success, which says
+// the first throttle was shed, is not judged); unjudged, the record does
+// not say what the rule's count was.
+const (
+	spent    = math.MaxInt64
+	unjudged = -1
+)
+
+// sample is an answer as the fit sees it.
+type sample struct {
+	at    int64 // when the request reached the server, Unix ns (estimated)
+	level int32 // requests in flight at sending; 0 if not counted
+	thr   bool
+}
+
+// fitter holds one fit's working state; a pool keeps them, so a Record
+// costs only its ring.
+type fitter struct {
+	s      []sample // by arrival
+	load   []int64  // per sample, under the rule being scored
+	cum    []int32  // successes before each sample (and all, at the end)
+	hs, ht []int32  // successes and throttles by load
+	arcs   []arc
+	dists  []dist
+	pos    []int64
+	edges  []edge
+	fill   []bool  // per throttle: its run spent the count (see fills)
+	thrAt  []int64 // the throttles' arrivals
+	thrC   []int   // and the successes before each
+
+	// The loads' tally: successes and throttles by load up to top, and
+	// the successes among them.
+	top  int64
+	succ int
+	base float64 // what no quota costs on the answers judged
+
+	noneCost   float64 // what no quota costs on the record
+	noneJudged int     // the answers it judges: successes, and runs of throttles
+
+	a0     int64 // the first throttle's arrival: the record begins there
+	i0     int   // its index in s
+	refill int64 // the first success after it; 0 if none
+	last   int64 // the last arrival
+	levels bool  // some answers count requests in flight
+}
+
+var fitters = sync.Pool{New: func() any { return new(fitter) }}
+
+// cand is a rule scored.
+type cand struct {
+	rule Rule
+	cost float64 // on the answers it judges
+	off  bool    // its window is off the grid: of equals, one on it is preferred
+	base float64 // what no quota costs on the answers it judges
+	all  float64 // what no quota costs on all answers
+	n    int     // the answers no quota judges
+}
+
+// explains reports whether c explains more than chance does. On the
+// answers c judges, shedding that refuses T of them at random leaves some
+// count that, by luck, explains about √T: a quota must do better than no
+// quota by more than that.
+func (c cand) explains() bool {
+	return c.rule.Kind == None || c.base-c.cost > math.Sqrt(max(c.base, 0))
+}
+
+// score is c's cost per answer: on the answers it does not judge (a
+// trailing window's first stretch, a bucket's first token) it costs what
+// no quota costs. Answers are counted as no quota judges them: each
+// success, and each run of throttles once.
+func (c cand) score() float64 {
+	if c.n == 0 {
+		return math.Inf(1)
+	}
+	return (c.cost + c.all - c.base) / float64(c.n)
+}
+
+// better reports whether c scores below d.
+func (c cand) better(d cand) bool {
+	if math.IsInf(d.cost, 1) {
+		return !math.IsInf(c.cost, 1)
+	}
+	cs, ds := c.score(), d.score()
+	return cs < ds || cs == ds && d.off && !c.off
+}
+
+// Fit fits the family to the answers held (see the package doc). A Record
+// without a throttle fits None: nothing it holds needs a quota.
+func (r *Record) Fit() Fit {
+	f := fitters.Get().(*fitter)
+	defer fitters.Put(f)
+	f.s = f.s[:0]
+	r.each(func(e entry) {
+		// The server saw the request within its round trip; the middle
+		// is the estimate.
+		f.s = append(f.s, sample{at: e.sent + int64(e.rt)*1000/2, level: int32(e.level), thr: e.thr})
+	})
+	out := Fit{Answers: len(f.s)}
+	if !f.begin() {
+		return out
+	}
+	none := f.score(Rule{Kind: None})
+	best := none
+	var byKind [len(kindNames)]cand
+	for k := range byKind {
+		byKind[k].cost = math.Inf(1)
+	}
+	byKind[None] = best
+	try := func(c cand) {
+		if c.better(byKind[c.rule.Kind]) {
+			byKind[c.rule.Kind] = c
+		}
+		if c.explains() && c.better(best) {
+			best = c
+		}
+	}
+	span := f.last - f.a0
+	off := f.offGrid()
+	// The fixed window whose start is then placed: the best of the grid
+	// and of the windows off it (refined within what the refills allow).
+	top := cand{cost: math.Inf(1)}
+	for _, w := range grid {
+		if int64(w) <= span {
+			if c := f.fixed(w); c.better(top) {
+				top = c
+			}
+		}
+	}
+	// Off the grid: the scan's peaks, each at offTries lengths within
+	// what the refills narrowed it to.
+	for _, o := range off {
+		if int64(o.w) > span {
+			continue
+		}
+		c := cand{cost: math.Inf(1)}
+		for k := range offTries {
+			w := o.lo + (o.hi-o.lo)*time.Duration(k)/(offTries-1)
+			if d := f.fixed(w); d.better(c) {
+				c = d
+			}
+		}
+		if c.off = true; c.better(top) {
+			top = c
+		}
+	}
+	if !math.IsInf(top.cost, 1) {
+		try(f.placeStart(top))
+	}
+	for _, w := range grid {
+		// A trailing window is judged once the record holds two.
+		if 2*int64(w) <= span {
+			try(f.score(Rule{Kind: Sliding, Window: w}))
+		}
+	}
+	for _, o := range off {
+		if 2*int64(o.w) <= span {
+			c := f.score(Rule{Kind: Sliding, Window: o.w})
+			c.off = true
+			try(c)
+		}
+	}
+	if lo, hi := f.bucketRates(); lo > 0 {
+		try(f.bucket(lo, hi))
+	}
+	if f.levels {
+		try(f.score(Rule{Kind: Cap}))
+	}
+	out.Best, out.Score = best.rule, best.score()
+	runner := cand{cost: math.Inf(1)}
+	for k, c := range byKind {
+		if Kind(k) != best.rule.Kind && c.better(runner) {
+			runner = c
+		}
+	}
+	if !math.IsInf(runner.cost, 1) {
+		out.RunnerUp, out.RunnerUpScore = runner.rule, runner.score()
+	}
+	out.Others = f.others(best.rule)
+	return out
+}
+
+// begin sorts the samples by arrival and finds where the record begins.
+// It reports whether there is a throttle to fit.
+func (f *fitter) begin() bool {
+	slices.SortStableFunc(f.s, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	f.a0, f.i0, f.refill, f.levels = 0, 0, 0, false
+	for i, s := range f.s {
+		f.levels = f.levels || s.level > 0
+		switch {
+		case s.thr && f.a0 == 0:
+			f.a0, f.i0 = s.at, i
+		case !s.thr && f.a0 != 0 && f.refill == 0:
+			f.refill = s.at
+		}
+	}
+	if f.a0 == 0 {
+		return false
+	}
+	f.last = f.s[len(f.s)-1].at
+	f.cum = slices.Grow(f.cum[:0], len(f.s)+1)[:len(f.s)+1]
+	f.cum[0] = 0
+	for i, s := range f.s {
+		f.cum[i+1] = f.cum[i] + int32(b2i(!s.thr))
+	}
+	// No quota explains no throttle but the first, which began the
+	// record: every member is spent there. Throttles in a row are one
+	// event to no quota as to the others (see tally): a run counts once.
+	f.noneCost, f.noneJudged = -1, 0
+	for i, s := range f.s {
+		if !s.thr || i == 0 || !f.s[i-1].thr {
+			f.noneJudged++
+			f.noneCost += float64(b2i(s.thr))
+		}
+	}
+	f.load = slices.Grow(f.load[:0], len(f.s))[:len(f.s)]
+	return true
+}
+
+// score computes each sample's load under r's time parameters, then the
+// Limit that costs least.
+func (f *fitter) score(r Rule) cand {
+	if r.Kind == None {
+		return cand{rule: r, cost: f.noneCost, base: f.noneCost, all: f.noneCost, n: f.noneJudged}
+	}
+	f.loads(r)
+	limit, c := f.threshold()
+	r.Limit = limit
+	c.rule = r
+	return c
+}
+
+// loads sets f.load for r's time parameters, with the record's beginning:
+// at the first throttle the rule's count was spent, by requests the
+// record does not hold. It tallies them for threshold.
+func (f *fitter) loads(r Rule) {
+	load := f.load[:len(f.s)]
+	switch r.Kind {
+	case Fixed:
+		f.loadsFixed(load, r)
+	case Sliding:
+		f.loadsSliding(load, int64(r.Window))
+	case Bucket:
+		f.loadsBucket(load, r)
+	case Cap:
+		for i, s := range f.s {
+			load[i] = int64(s.level) - 1
+			if s.level == 0 {
+				load[i] = unjudged
+			}
+		}
+	}
+	f.tally(load, r.Kind)
+}
+
+// loadsFixed: the successes before each sample in its window. The window
+// of the first throttle is spent from it on.
+func (f *fitter) loadsFixed(load []int64, r Rule) {
+	w, start := int64(r.Window), r.Start.UnixNano()
+	k0 := floorDiv(f.a0-start, w)
+	from, next, first, granted := 0, int64(math.MinInt64), false, false
+	for i, s := range f.s {
+		if s.at >= next {
+			k := floorDiv(s.at-start, w)
+			from, next, first = i, start+(k+1)*w, k == k0
+		}
+		load[i] = int64(f.cum[i] - f.cum[from])
+		if first && i >= f.i0 {
+			// Spent until a success in it says the first throttle was
+			// not (it was shed, or others spent): then nothing in it is
+			// known.
+			granted = granted || !s.thr
+			load[i] = spent
+			if granted {
+				load[i] = unjudged
+			}
+		}
+	}
+}
+
+// loadsSliding: the successes in the trailing window before each sample.
+// Until the first refill the log was full. After it, until a window has
+// passed, the log also holds grants from before the record, how many
+// unknown: a throttle then is not judged.
+func (f *fitter) loadsSliding(load []int64, w int64) {
+	j := 0
+	end := f.a0 + w
+	for i, s := range f.s {
+		for f.s[j].at <= s.at-w {
+			j++
+		}
+		load[i] = int64(f.cum[i] - f.cum[j])
+		if s.thr && s.at < end && i >= f.i0 {
+			if f.refill == 0 || s.at < f.refill {
+				load[i] = spent
+			} else {
+				load[i] = unjudged
+			}
+		}
+	}
+}
+
+// loadsBucket: the tokens owed before each sample. Empty at the first
+// throttle (less than a token): from there the tokens are z, earned less
+// granted, and as much as a token more, less what the depth cut off when
+// z last peaked; so the bucket grants while z ≥ 1 and z has fallen from
+// its peak by less than the depth, and grants nothing while z < 0. Before the first
+// throttle, the bucket is taken as full at the record's first answer.
+func (f *fitter) loadsBucket(load []int64, r Rule) {
+	m := newMeter(r, f.s[0].at, nil)
+	perNs := r.Rate / 1e9
+	peak := 0.0
+	for i, s := range f.s {
+		if i < f.i0 {
+			load[i] = m.load(s.at, 0)
+			if !s.thr {
+				m.take(s.at)
+			}
+			continue
+		}
+		z := perNs*float64(s.at-f.a0) - float64(f.cum[i]-f.cum[f.i0])
+		peak = max(peak, z)
+		switch d := peak - z; {
+		case z < -1e-9:
+			load[i] = spent
+		case z < 1-1e-9:
+			// The first throttle left less than a token, how much
+			// unknown: whether one is there now is unknown too.
+			load[i] = unjudged
+		case d > 1e-9:
+			load[i] = int64(math.Ceil(d - 1e-9))
+		default:
+			load[i] = 0
+		}
+	}
+}
+
+// tally counts the samples by load for threshold: successes and
+// throttles at each load, the cost no Limit changes, and the answers
+// judged.
+func (f *fitter) tally(load []int64, kind Kind) {
+	f.fills(load, kind)
+	n := len(f.s) + 2
+	hs := slices.Grow(f.hs[:0], n)[:n]
+	ht := slices.Grow(f.ht[:0], n)[:n]
+	top, succ, base := int64(0), 0, f.noneCost
+	hs[0], ht[0] = 0, 0
+	prev := int64(unjudged) // the load of the run of throttles going on
+	for i, ld := range load {
+		thr := f.s[i].thr
+		if thr && ld == prev && ld != unjudged {
+			// Throttles in a row at one load are one event, the count
+			// spent: only the run's first is scored.
+			continue
+		}
+		prev = unjudged
+		if thr {
+			prev = ld
+		}
+		switch {
+		case ld == unjudged:
+			if thr && (i == 0 || !f.s[i-1].thr) {
+				base-- // not judged: no quota is not judged on it either
+			}
+		case ld == spent && !thr:
+			// The first throttle may have been shed, not a sign the
+			// count was spent: a success after it is not judged.
+		default:
+			// Past every count the record holds, loads are all alike.
+			ld = min(ld, int64(n-2))
+			if top < ld {
+				clear(hs[top+1 : ld+1])
+				clear(ht[top+1 : ld+1])
+				top = ld
+			}
+			switch {
+			case !thr:
+				hs[ld]++
+				succ++
+			case f.fill[i]:
+				ht[ld]++ // half: booked to others (see fillCost)
+			default:
+				ht[ld] += 2
+			}
+		}
+	}
+	f.hs, f.ht, f.top, f.succ, f.base = hs, ht, top, succ, base
+}
+
+// fills sets f.fill for each throttle of a fixed window that begins a
+// run which spent the window's count: the success after the run comes in
+// a later window, or the record ends first. Shedding refuses one here and
+// there, and the success after comes in the same window. (A trailing
+// window's or a bucket's count falls all the time, so the success after a
+// run says nothing of why it ended: for them no run is a fill.)
+func (f *fitter) fills(load []int64, kind Kind) {
+	f.fill = slices.Grow(f.fill[:0], len(load))[:len(load)]
+	clear(f.fill)
+	if kind != Fixed {
+		return
+	}
+	next := int64(-1) // the load of the next success; −1: a new window, or none
+	for i := len(load) - 1; i >= 0; i-- {
+		ld := load[i]
+		if !f.s[i].thr {
+			next = ld
+			if ld == unjudged || ld == spent {
+				next = -1
+			}
+			continue
+		}
+		f.fill[i] = next < ld
+	}
+}
+
+// threshold returns the Limit that costs least on the loads tallied (the
+// smallest of equals: the most grants seen under it), and its cost. A
+// sample is granted under Limit L when its load is below L:
+//
+//	cost(L) = heavy·(successes at loads ≥ L) + (runs of throttles at loads < L)
+//
+// where a run that was a fill of a fixed window (see fills) costs half:
+// the rule explains it with someone else's spending, which Ô then
+// estimates.
+func (f *fitter) threshold() (int64, cand) {
+	above, below := f.succ, 0 // below: in halves
+	best, bestL := math.Inf(1), int64(1)
+	for l := range f.top + 2 {
+		if l >= 1 {
+			if cost := float64(heavy*above) + float64(below)/2; cost < best {
+				best, bestL = cost, l
+			}
+		}
+		if l <= f.top {
+			above -= int(f.hs[l])
+			below += int(f.ht[l])
+		}
+	}
+	return bestL, cand{cost: best, base: f.base, all: f.noneCost, n: f.noneJudged}
+}
+
+// arc is the interval in which a window began: after a throttle and at or
+// before the success that followed it.
+type arc struct {
+	lo, hi int64
+	run    int // the throttles in a row it ends
+}
+
+// refills collects f.arcs: each throttle followed, in arrival order, by a
+// success, weighed by the run of throttles it ends (a window spent by
+// many requests ends a long run; shedding refuses one here and there).
+func (f *fitter) refills() {
+	f.arcs = f.arcs[:0]
+	run := 0
+	for i, s := range f.s {
+		switch {
+		case s.thr:
+			run++
+		case run > 0:
+			f.arcs = append(f.arcs, arc{f.s[i-1].at, s.at, run})
+			run = 0
+		}
+	}
+}
+
+// offGrid returns windows the refills space out. Each refill lies in its
+// arc, so from the narrowest arc the others lie a whole number of
+// windows away, within their width: two arcs d windows apart bound the
+// window in ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. A scan of window lengths
+// counts, for the arcs nearest the narrowest, how many more lie a whole
+// number of windows away than would by chance (an arc as wide as the
+// window always does); the best is then narrowed by every arc in turn, at
+// the count of windows that fits it, leaving out those none fits (a
+// throttle of shedding, not of a window).
+func (f *fitter) offGrid() []offWindow {
+	f.refills()
+	if len(f.arcs) < 3 {
+		return nil
+	}
+	ref := 0
+	for i, a := range f.arcs {
+		if a.hi-a.lo < f.arcs[ref].hi-f.arcs[ref].lo {
+			ref = i
+		}
+	}
+	r := f.arcs[ref]
+	f.dists = f.dists[:0]
+	for i, a := range f.arcs {
+		switch {
+		case i > ref && a.lo-r.hi > 0:
+			f.dists = append(f.dists, dist{float64(a.lo - r.hi), float64(a.hi - r.lo)})
+		case i < ref && r.lo-a.hi > 0:
+			f.dists = append(f.dists, dist{float64(r.lo - a.hi), float64(r.hi - a.lo)})
+		}
+	}
+	if len(f.dists) < 2 {
+		return nil
+	}
+	slices.SortFunc(f.dists, func(a, b dist) int { return cmp.Compare(a.lo, b.lo) })
+	near := f.dists[:min(len(f.dists), nearArcs)]
+	// The peaks of the scan: the best offPeaks, each one step's
+	// neighbours below it.
+	var peaks [offPeaks]struct{ excess, w float64 }
+	prev, rising := math.Inf(-1), false
+	for w := near[0].lo / 3; w <= float64(f.last-f.a0)/2; w *= 1 + scanStep {
+		excess := 0.0
+		for _, d := range near {
+			// To within the scan's step, which moves the n-th multiple
+			// of w by n steps.
+			tol := d.hi * scanStep / 2
+			if math.Floor((d.hi+tol)/w) >= max(math.Ceil((d.lo-tol)/w), 1) {
+				excess++
+			}
+			excess -= min(1, (d.hi-d.lo+2*tol)/w)
+		}
+		if rising && excess < prev {
+			// The step before was a peak.
+			pw := w / (1 + scanStep)
+			for i := range peaks {
+				if prev > peaks[i].excess {
+					copy(peaks[i+1:], peaks[i:])
+					peaks[i].excess, peaks[i].w = prev, pw
+					break
+				}
+			}
+		}
+		rising, prev = excess > prev || rising && excess == prev, excess
+	}
+	var out []offWindow
+	for _, p := range peaks {
+		if p.w == 0 {
+			break
+		}
+		wlo, whi := p.w/(1+scanStep), p.w*(1+scanStep)
+		for _, d := range f.dists {
+			n := math.Round((d.lo + d.hi) / (wlo + whi))
+			lo, hi := d.lo/n, d.hi/n
+			if n < 1 || hi <= wlo || lo >= whi {
+				continue
+			}
+			wlo, whi = max(wlo, lo), min(whi, hi)
+		}
+		out = append(out, offWindow{time.Duration((wlo + whi) / 2), time.Duration(wlo), time.Duration(whi)})
+	}
+	return out
+}
+
+// offWindow is a window off the grid: w, within (lo, hi].
+type offWindow struct{ w, lo, hi time.Duration }
+
+// The scan for a window off the grid: the arcs it counts, its step (a
+// relative one: a window is judged to within 2% before it is narrowed),
+// and how many of its peaks are scored.
+const (
+	nearArcs = 16
+	scanStep = 0.02
+	offPeaks = 3
+)
+
+// edge is where refill intervals, taken modulo a window, begin (d = 1)
+// or end (d = −1).
+type edge struct {
+	at int64
+	d  int
+}
+
+// dist is how far an arc lies from the narrowest one: at least lo, at
+// most hi, ns.
+type dist struct{ lo, hi float64 }
+
+// fixed scores a fixed window of length w with its windows' start in
+// the middle of the stretch that the most refills share.
+func (f *fitter) fixed(w time.Duration) cand {
+	lo, hi := f.phase(w)
+	return f.score(Rule{Kind: Fixed, Window: w, Start: time.Unix(0, f.a0).Add((lo + hi) / 2)})
+}
+
+// placeStart moves c's windows' start within the stretch the refills
+// allow to where it costs least. The cost changes only where the start
+// crosses an arrival, so it is tried between arrivals: at most
+// phaseTries places, spread over those in the stretch.
+func (f *fitter) placeStart(c cand) cand {
+	w := int64(c.rule.Window)
+	lo, hi := f.phase(c.rule.Window)
+	f.pos = f.pos[:0]
+	for _, s := range f.s {
+		if p := mod(s.at-f.a0, w); p > int64(lo) && p <= int64(hi) {
+			f.pos = append(f.pos, p)
+		}
+	}
+	slices.Sort(f.pos)
+	f.pos = slices.Compact(f.pos)
+	try := func(p int64) {
+		r := c.rule
+		r.Start = time.Unix(0, f.a0+p)
+		if d := f.score(r); d.better(c) {
+			c = d
+		}
+	}
+	try(int64(lo) + 1)
+	n := len(f.pos)
+	for i := range min(n, phaseTries) {
+		j := i * n / min(n, phaseTries)
+		try(f.pos[j]) // just before it: the window begins with it
+	}
+	return c
+}
+
+// phaseTries is how many places placeStart tries for a window's start,
+// and offTries how many lengths the refills allow a window off the grid.
+const (
+	phaseTries = 8
+	offTries   = 3
+)
+
+// phase returns where windows of length w begin, in [0, w) after the
+// record's first throttle: within (lo, hi], the stretch that the most
+// refill intervals, taken modulo w and weighed by their runs, hold.
+func (f *fitter) phase(w time.Duration) (lo, hi time.Duration) {
+	W := int64(w)
+	edges := f.edges[:0]
+	defer func() { f.edges = edges }()
+	for _, a := range f.arcs {
+		if a.hi-a.lo >= W {
+			continue
+		}
+		s := mod(a.lo-f.a0, W)
+		e := s + a.hi - a.lo
+		if d := a.run; e <= W {
+			edges = append(edges, edge{s, d}, edge{e, -d})
+		} else {
+			edges = append(edges, edge{s, d}, edge{W, -d}, edge{0, d}, edge{e - W, -d})
+		}
+	}
+	if len(edges) == 0 {
+		return 0, 0
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.d, b.d)) })
+	cover, most := 0, 0
+	for i, e := range edges {
+		cover += e.d
+		if cover > most && i+1 < len(edges) {
+			most, lo, hi = cover, time.Duration(e.at), time.Duration(edges[i+1].at)
+		}
+	}
+	return lo, hi
+}
+
+// bucket scores token buckets with rates in [lo, hi]: bucketTries
+// spread evenly (in ratio), then, around the best, steps halved
+// bucketSteps times. The cost falls to the true rate and jumps past it
+// (the bucket's depth fitted drops), so it has no single valley to
+// search.
+func (f *fitter) bucket(lo, hi float64) cand {
+	at := func(r float64) cand { return f.score(Rule{Kind: Bucket, Rate: r}) }
+	step := math.Pow(hi/lo, 1/float64(bucketTries-1))
+	best := cand{cost: math.Inf(1)}
+	for k := range bucketTries {
+		if c := at(lo * math.Pow(step, float64(k))); c.better(best) {
+			best = c
+		}
+	}
+	for range bucketSteps {
+		step = math.Sqrt(step)
+		r := best.rule.Rate
+		if c := at(r / step); c.better(best) {
+			best = c
+		}
+		// Of equals the higher: the cost falls all the way to the true
+		// rate.
+		if c := at(r * step); !best.better(c) {
+			best = c
+		}
+	}
+	return best
+}
+
+// bucketRates returns the rates a token bucket can have, given the
+// throttles. One that throttled at t1 and t2 held less than a token at
+// both, so the n successes between took at most one token more than the
+// bucket earned: rate ≥ (n − 1)/(t2 − t1), with equality where it never
+// filled between (pairs up to bucketPairs throttles apart are taken, and
+// those with the first and the last). A throttle at t with no success
+// since one at s earned less than a token since: rate < 1/(t − s). If the
+// bounds cross (arrivals are estimates), the upper is taken a factor
+// bucketSpan above the lower. lo is 0 if no pair bounds the rate.
+func (f *fitter) bucketRates() (lo, hi float64) {
+	f.thrAt, f.thrC = f.thrAt[:0], f.thrC[:0]
+	n, okAt := 0, int64(0)
+	hi = math.Inf(1)
+	for _, s := range f.s {
+		if !s.thr {
+			n, okAt = n+1, s.at
+			continue
+		}
+		f.thrAt, f.thrC = append(f.thrAt, s.at), append(f.thrC, n)
+		if okAt != 0 && s.at > okAt {
+			hi = min(hi, 1e9/float64(s.at-okAt))
+		}
+	}
+	bound := func(i, j int) {
+		if d := f.thrAt[j] - f.thrAt[i]; d > 0 {
+			lo = max(lo, float64(f.thrC[j]-f.thrC[i]-1)/(float64(d)/1e9))
+		}
+	}
+	last := len(f.thrAt) - 1
+	for i := range f.thrAt {
+		for j := i + 1; j <= min(i+bucketPairs, last); j++ {
+			bound(i, j)
+		}
+		bound(0, i)
+		bound(i, last)
+	}
+	if math.IsInf(hi, 1) || hi <= lo*(1+1.0/bucketTries) {
+		hi = lo * bucketSpan
+	}
+	return lo, hi
+}
+
+// The search for a bucket's rate: bucketPairs is how far apart
+// bucketRates pairs throttles, besides the first and last; bucketTries
+// how many rates bucket scores between the bounds; bucketSpan how far above
+// the lower bound they go where the upper says nothing.
+const (
+	bucketPairs = 16
+	bucketTries = 5
+	bucketSteps = 3
+	bucketSpan  = 1.5
+)
+
+// others returns Ô under r, a fixed window: the mean, over the runs of
+// throttles that were fills (see fills), of r's Limit less the load the
+// run began at. Someone else's spending fills the count early; shedding
+// is no fill. 0 if fewer than three fills, or for another kind (which
+// tells no fill apart).
+func (f *fitter) others(r Rule) float64 {
+	if r.Kind != Fixed {
+		return 0
+	}
+	f.loads(r)
+	fills, sum := 0, int64(0)
+	for i, s := range f.s {
+		ld := f.load[i]
+		first := i == 0 || !f.s[i-1].thr || f.load[i-1] != ld
+		if s.thr && first && f.fill[i] && ld != unjudged && ld != spent {
+			fills, sum = fills+1, sum+max(r.Limit-ld, 0)
+		}
+	}
+	if fills < 3 {
+		return 0
+	}
+	return float64(sum) / float64(fills)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func mod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
+}
+
+func absInt(a int64) int64 {
+	if a < 0 {
+		return -a
+	}
+	return a
+}
