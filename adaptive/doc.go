@@ -127,6 +127,21 @@
 // all the same. A Transient answer (e.g. 503) is no quota signal, and in a
 // measured window its request may not have counted, so one more may go.
 //
+// # The fitted model, beside the learner
+//
+// The learner above is being replaced by a fitted model (package fit),
+// in stages. Today it runs beside it and paces nothing: from a tenant's
+// first throttle while the server says no limit, the Limiter keeps a
+// record of the tenant's newest answers (fit.Record: when each left and
+// came back, how many were in flight, throttled or not; 8 KiB, nothing
+// for a tenant never throttled) and fits the family of server rules to
+// it where the answers turn (a first throttle, a refill), at most once
+// per 32 answers: the rule that explains them best, its score, the best
+// of another kind, and Ô, what someone we cannot see spends
+// (Snapshot.Fit). A fit is replaced by "no quota" only on evidence: not
+// when the record's throttles have scrolled out, nor when a quota
+// explains more of them than no quota does, by less than chance could.
+//
 // # Admission
 //
 // Admission is two-step, like gobreaker's: Wait and ReserveAt return a

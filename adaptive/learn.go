@@ -22,6 +22,7 @@ type learnState struct {
 	// Learned from the answers.
 	e        *estimator // the learner's model of a server that says nothing; nil until its first throttle
 	f        *flight    // its model of a cap on requests in flight; nil until strays are common
+	fit      *fitted    // the record of answers and the family fitted to it; nil until the first throttle
 	coldOK   int64      // successes before the first throttle
 	coldCwnd int64      // slow start's cap before the first throttle, less initialWindow
 	coldAt   int64      // Unix ns when a leader of a fleet was first asked to hold it (see Holding)
@@ -130,6 +131,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	}
 	if t != nil && !o.Transient {
 		l.learnFlight(t, o.Throttled)
+		l.learnFit(t, now, o.Throttled)
 	}
 	// A success that says nothing and changes no estimate is the common
 	// case: it is spared deriving the limits again.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tollgate-go/tollgate/breaker"
+	"github.com/tollgate-go/tollgate/fit"
 )
 
 // Source says where a Limiter's current limit came from.
@@ -70,6 +71,13 @@ type Snapshot struct {
 	// if none is found. InFlightCap is what is in force: N̂, or N̂+1 while
 	// a probe tests whether the server's cap grew.
 	InFlightLimit, InFlightCap int64
+
+	// Fit is the family of server rules fitted to the tenant's answers
+	// (package fit): the rule that explains them best and its score, the
+	// best of another kind, and Ô, what someone we cannot see spends. The
+	// zero Fit until the tenant's first throttle while the server says no
+	// limit. It does not pace yet; the estimate above does.
+	Fit fit.Fit
 }
 
 // ClassSnapshot is one priority class's part of a tenant's line (see
@@ -125,6 +133,9 @@ func (l *Limiter) Snapshot() Snapshot {
 	}
 	if f := s.f; f != nil {
 		sn.InFlightLimit, sn.InFlightCap = f.limit, f.cap()
+	}
+	if d := s.fit; d != nil {
+		sn.Fit = d.fit
 	}
 	sn.Rate, sn.Burst = s.rateNow, s.burstNow
 	if sn.Rate == 0 {

@@ -33,6 +33,23 @@ type Record struct {
 	n     int    // entries held
 	next  int    // where the next one goes
 	added uint64 // answers ever added
+
+	// delayQ is the forward delay the last Fit found, in steps of a
+	// round trip (see delaySteps), plus one; 0 before any.
+	delayQ uint8
+}
+
+// delaySteps is how finely a round trip is cut to find when the server
+// counted a request: in quarters.
+const delaySteps = 4
+
+// delay returns the forward delay to fit at, in steps: the last fit's,
+// or the middle of the round trip.
+func (r *Record) delay() int {
+	if r.delayQ == 0 {
+		return delaySteps / 2
+	}
+	return int(r.delayQ) - 1
 }
 
 // Add keeps a, dropping the oldest answer when the Record is full. A
@@ -56,6 +73,13 @@ func (r *Record) Len() int { return r.n }
 
 // Added returns how many answers were ever added.
 func (r *Record) Added() uint64 { return r.added }
+
+// meanRT returns the mean round trip of the answers held, ns.
+func (r *Record) meanRT() int64 {
+	var sum int64
+	r.each(func(e entry) { sum += int64(e.rt) * 1000 })
+	return sum / int64(max(r.n, 1))
+}
 
 // each calls f for the answers held, oldest first.
 func (r *Record) each(f func(entry)) {

@@ -21,8 +21,15 @@ type Fit struct {
 	// Others is Ô: of Best's Limit, what someone we cannot see spends,
 	// from the throttles Best does not explain that gather where its
 	// count fills. 0 where none do.
-	Others  float64
+	Others float64
+	// Delay is the share of a round trip after which the server counted a
+	// request, as fitted: 0 at sending, 1 at the answer.
+	Delay   float64
 	Answers int // answers the fit was made on
+	// Throttles counts the runs of throttles judged (throttles in a row
+	// are one), but the first, where the record begins. With none, the
+	// record says nothing of a quota, and the fit is None.
+	Throttles int
 }
 
 // heavy is the cost of a success a rule forbids, against 1 for a
@@ -131,18 +138,18 @@ func (c cand) better(d cand) bool {
 func (r *Record) Fit() Fit {
 	f := fitters.Get().(*fitter)
 	defer fitters.Put(f)
-	f.s = f.s[:0]
-	r.each(func(e entry) {
-		// The server saw the request within its round trip; the middle
-		// is the estimate.
-		f.s = append(f.s, sample{at: e.sent + int64(e.rt)*1000/2, level: int32(e.level), thr: e.thr})
-	})
-	out := Fit{Answers: len(f.s)}
+	q := r.delay()
+	f.samples(r, q)
+	out := Fit{Answers: len(f.s), Delay: float64(q) / delaySteps}
 	if !f.begin() {
 		return out
 	}
 	none := f.score(Rule{Kind: None})
 	best := none
+	out.Throttles = int(none.cost)
+	if out.Throttles == 0 {
+		return out
+	}
 	var byKind [len(kindNames)]cand
 	for k := range byKind {
 		byKind[k].cost = math.Inf(1)
@@ -168,21 +175,27 @@ func (r *Record) Fit() Fit {
 			}
 		}
 	}
-	// Off the grid: the scan's peaks, each at offTries lengths within
-	// what the refills narrowed it to.
+	// Off the grid: the scan's peaks, each at the length the refills
+	// narrowed it to; then the best at offTries lengths within what they
+	// allow.
+	offBest, offAt := cand{cost: math.Inf(1)}, offWindow{}
 	for _, o := range off {
 		if int64(o.w) > span {
 			continue
 		}
-		c := cand{cost: math.Inf(1)}
+		if c := f.fixed(o.w); c.better(offBest) {
+			offBest, offAt = c, o
+		}
+	}
+	if !math.IsInf(offBest.cost, 1) {
 		for k := range offTries {
-			w := o.lo + (o.hi-o.lo)*time.Duration(k)/(offTries-1)
-			if d := f.fixed(w); d.better(c) {
-				c = d
+			w := offAt.lo + (offAt.hi-offAt.lo)*time.Duration(k)/(offTries-1)
+			if d := f.fixed(w); d.better(offBest) {
+				offBest = d
 			}
 		}
-		if c.off = true; c.better(top) {
-			top = c
+		if offBest.off = true; offBest.better(top) {
+			top = offBest
 		}
 	}
 	if !math.IsInf(top.cost, 1) {
@@ -207,24 +220,85 @@ func (r *Record) Fit() Fit {
 	if f.levels {
 		try(f.score(Rule{Kind: Cap}))
 	}
-	out.Best, out.Score = best.rule, best.score()
 	runner := cand{cost: math.Inf(1)}
 	for k, c := range byKind {
 		if Kind(k) != best.rule.Kind && c.better(runner) {
 			runner = c
 		}
 	}
-	if !math.IsInf(runner.cost, 1) {
+	// The forward delay: a step either way, for the best quota (the
+	// runner-up, if no quota is best); kept if it explains more.
+	quota := best
+	if quota.rule.Kind == None {
+		quota = runner
+	}
+	if k := quota.rule.Kind; k != None && !math.IsInf(quota.cost, 1) {
+		for _, d := range [...]int{q - 1, q + 1} {
+			if d < 0 || d > delaySteps {
+				continue
+			}
+			f.samples(r, d)
+			f.begin()
+			c := f.again(quota.rule, time.Duration(int64(d-q)*r.meanRT()/delaySteps))
+			if !c.explains() || !c.better(quota) {
+				continue
+			}
+			quota, q = c, d
+			if best.rule.Kind == None || k == best.rule.Kind {
+				best = c
+			} else {
+				runner = c
+			}
+		}
+		f.samples(r, q)
+		f.begin()
+		r.delayQ = uint8(q) + 1
+		out.Delay = float64(q) / delaySteps
+	}
+	out.Best, out.Score = best.rule, best.score()
+	if !math.IsInf(runner.cost, 1) && runner.rule.Kind != best.rule.Kind {
 		out.RunnerUp, out.RunnerUpScore = runner.rule, runner.score()
 	}
 	out.Others = f.others(best.rule)
 	return out
 }
 
+// again scores rule r's kind again at its time parameters, on samples
+// taken shift later than those r was fitted on (a fixed window's start
+// moves with them).
+func (f *fitter) again(r Rule, shift time.Duration) cand {
+	if r.Kind == Fixed {
+		r.Start = r.Start.Add(shift)
+	}
+	return f.score(r)
+}
+
+// samples sets f.s from the record's answers, each taken to reach the
+// server q delay steps into its round trip.
+func (f *fitter) samples(r *Record, q int) {
+	f.s = f.s[:0]
+	r.each(func(e entry) {
+		f.s = append(f.s, sample{at: e.sent + int64(e.rt)*1000*int64(q)/delaySteps, level: int32(e.level), thr: e.thr})
+	})
+}
+
 // begin sorts the samples by arrival and finds where the record begins.
 // It reports whether there is a throttle to fit.
 func (f *fitter) begin() bool {
-	slices.SortStableFunc(f.s, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	// By arrival, ties in the order answered. The record is in the order
+	// answers came, nearly that already: an insertion sort moves each
+	// answer past the few that came back faster.
+	// Past a few moves an answer, it falls back to a merge sort.
+	moves := 0
+	for i := 1; i < len(f.s) && moves <= 8*len(f.s); i++ {
+		for j := i; j > 0 && f.s[j].at < f.s[j-1].at; j-- {
+			f.s[j], f.s[j-1] = f.s[j-1], f.s[j]
+			moves++
+		}
+	}
+	if moves > 8*len(f.s) {
+		slices.SortStableFunc(f.s, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	}
 	f.a0, f.i0, f.refill, f.levels = 0, 0, 0, false
 	for i, s := range f.s {
 		f.levels = f.levels || s.level > 0
@@ -764,33 +838,36 @@ func (f *fitter) bucketRates() (lo, hi float64) {
 // the lower bound they go where the upper says nothing.
 const (
 	bucketPairs = 16
-	bucketTries = 5
-	bucketSteps = 3
+	bucketTries = 4
+	bucketSteps = 2
 	bucketSpan  = 1.5
 )
 
-// others returns Ô under r, a fixed window: the mean, over the runs of
+// others returns Ô under r, a fixed window: the median, over the runs of
 // throttles that were fills (see fills), of r's Limit less the load the
-// run began at. Someone else's spending fills the count early; shedding
-// is no fill. 0 if fewer than three fills, or for another kind (which
+// run began at. Someone else's spending fills the count early in most
+// windows; shedding is no fill, and a window misjudged now and then moves
+// no median. 0 if fewer than three fills, or for another kind (which
 // tells no fill apart).
 func (f *fitter) others(r Rule) float64 {
 	if r.Kind != Fixed {
 		return 0
 	}
 	f.loads(r)
-	fills, sum := 0, int64(0)
+	short := f.pos[:0] // reused: the shortfalls
 	for i, s := range f.s {
 		ld := f.load[i]
 		first := i == 0 || !f.s[i-1].thr || f.load[i-1] != ld
 		if s.thr && first && f.fill[i] && ld != unjudged && ld != spent {
-			fills, sum = fills+1, sum+max(r.Limit-ld, 0)
+			short = append(short, max(r.Limit-ld, 0))
 		}
 	}
-	if fills < 3 {
+	f.pos = short
+	if len(short) < 3 {
 		return 0
 	}
-	return float64(sum) / float64(fills)
+	slices.Sort(short)
+	return float64(short[len(short)/2])
 }
 
 func b2i(b bool) int {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-go/tollgate/fit"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/transport"
 )
@@ -189,7 +190,24 @@ func estimateString(r *Result) string {
 	if sn.InFlightLimit > 0 {
 		s += fmt.Sprintf(", %d in flight", sn.InFlightLimit)
 	}
-	return s + ", " + sn.Source.String()
+	return s + ", " + sn.Source.String() + fitString(sn.Fit)
+}
+
+// fitString is the family fitted to the learner's record (package fit):
+// the best rule, then its runner-up, and Ô where someone else spends.
+// Empty where the learner kept no record.
+func fitString(f fit.Fit) string {
+	if f.Answers == 0 {
+		return ""
+	}
+	s := "; fit " + f.Best.String()
+	if f.Others > 0 {
+		s += fmt.Sprintf(", Ô %.3g", f.Others)
+	}
+	if f.RunnerUp != f.Best {
+		s += ", then " + f.RunnerUp.String()
+	}
+	return s
 }
 
 // rateString formats a rate per second with three significant digits,
