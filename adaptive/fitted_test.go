@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/tollgate-go/tollgate/fit"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
@@ -55,5 +56,16 @@ func TestSnapshotFit(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestFittedSize: a throttled tenant's record, with its fit, stays within
+// the 16 KiB the learner may spend on it (#35); a fit's working space is
+// pooled, not kept per tenant.
+func TestFittedSize(t *testing.T) {
+	if n := unsafe.Sizeof(fitted{}); n > 16<<10 {
+		t.Errorf("a tenant's record takes %d bytes, want at most 16 KiB", n)
+	} else {
+		t.Logf("a tenant's record takes %d bytes", n)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func serve(seed uint64, rate float64, limit int64, othersMax int, shed float64) *Record {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	rule := Rule{Kind: Fixed, Limit: limit, Window: time.Second}
-	m := newMeter(rule, 0, nil)
+	m := newMeter(rule, 0)
 	at := time.Unix(1e9, 0)
 	var r Record
 	begun := false

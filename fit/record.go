@@ -29,10 +29,9 @@ type entry struct {
 // Record is empty and ready to use. A Record is not safe for simultaneous
 // use.
 type Record struct {
-	ring  [Size]entry
-	n     int    // entries held
-	next  int    // where the next one goes
-	added uint64 // answers ever added
+	ring [Size]entry
+	n    int // entries held
+	next int // where the next one goes
 
 	// delayQ is the forward delay the last Fit found, in steps of a
 	// round trip (see delaySteps), plus one; 0 before any.
@@ -65,14 +64,10 @@ func (r *Record) Add(a Answer) {
 	}
 	r.next = (r.next + 1) % Size
 	r.n = min(r.n+1, Size)
-	r.added++
 }
 
 // Len returns how many answers the Record holds.
 func (r *Record) Len() int { return r.n }
-
-// Added returns how many answers were ever added.
-func (r *Record) Added() uint64 { return r.added }
 
 // meanRT returns the mean round trip of the answers held, ns.
 func (r *Record) meanRT() int64 {

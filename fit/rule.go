@@ -108,7 +108,7 @@ func (r Rule) Grants(reqs []Request) []bool {
 	if len(reqs) > 0 {
 		base = reqs[0].At.UnixNano()
 	}
-	m := newMeter(r, base, nil)
+	m := newMeter(r, base)
 	for i, q := range reqs {
 		at := q.At.UnixNano()
 		if m.load(at, int32(min(q.InFlight, math.MaxInt32))) < r.Limit {
@@ -140,9 +140,9 @@ type meter struct {
 }
 
 // newMeter returns a meter for r's time parameters, its times counted
-// from base; log is reused for a sliding log's grants.
-func newMeter(r Rule, base int64, log []int64) meter {
-	m := meter{kind: r.Kind, win: int64(r.Window), k: math.MinInt64, next: math.MinInt64, log: log[:0], base: base}
+// from base.
+func newMeter(r Rule, base int64) meter {
+	m := meter{kind: r.Kind, win: int64(r.Window), k: math.MinInt64, next: math.MinInt64, base: base}
 	if !r.Start.IsZero() {
 		m.start = r.Start.UnixNano()
 	}

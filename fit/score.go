@@ -12,15 +12,19 @@ import (
 // answers best, the best of another kind, and what someone we cannot see
 // spends.
 type Fit struct {
-	Best  Rule
-	Score float64 // Best's cost per answer judged: 0 if it explains every answer (see the package doc)
+	Best Rule
+	// Score is Best's cost per answer (see the package doc): 0 if it
+	// explains every answer it judges; answers it cannot judge cost what
+	// they cost no quota.
+	Score float64
 	// RunnerUp is the best member of another kind than Best's, and
 	// RunnerUpScore its score.
 	RunnerUp      Rule
 	RunnerUpScore float64
 	// Others is Ô: of Best's Limit, what someone we cannot see spends,
-	// from the throttles Best does not explain that gather where its
-	// count fills. 0 where none do.
+	// the median shortfall of the counts at which runs of throttles that
+	// filled a window began. Only a fixed window tells such runs apart;
+	// 0 for the other kinds, and where fewer than three runs filled.
 	Others float64
 	// Delay is the share of a round trip after which the server counted a
 	// request, as fitted: 0 at sending, 1 at the answer.
@@ -244,9 +248,12 @@ func (r *Record) Fit() Fit {
 				continue
 			}
 			quota, q = c, d
-			if best.rule.Kind == None || k == best.rule.Kind {
+			switch {
+			case best.rule.Kind == None:
+				best, runner = c, none
+			case k == best.rule.Kind:
 				best = c
-			} else {
+			default:
 				runner = c
 			}
 		}
@@ -299,17 +306,17 @@ func (f *fitter) begin() bool {
 	if moves > 8*len(f.s) {
 		slices.SortStableFunc(f.s, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
 	}
-	f.a0, f.i0, f.refill, f.levels = 0, 0, 0, false
+	f.a0, f.i0, f.refill, f.levels = 0, -1, 0, false
 	for i, s := range f.s {
 		f.levels = f.levels || s.level > 0
 		switch {
-		case s.thr && f.a0 == 0:
+		case s.thr && f.i0 < 0:
 			f.a0, f.i0 = s.at, i
-		case !s.thr && f.a0 != 0 && f.refill == 0:
+		case !s.thr && f.i0 >= 0 && f.refill == 0:
 			f.refill = s.at
 		}
 	}
-	if f.a0 == 0 {
+	if f.i0 < 0 {
 		return false
 	}
 	f.last = f.s[len(f.s)-1].at
@@ -419,10 +426,11 @@ func (f *fitter) loadsSliding(load []int64, w int64) {
 // throttle (less than a token): from there the tokens are z, earned less
 // granted, and as much as a token more, less what the depth cut off when
 // z last peaked; so the bucket grants while z ≥ 1 and z has fallen from
-// its peak by less than the depth, and grants nothing while z < 0. Before the first
-// throttle, the bucket is taken as full at the record's first answer.
+// its peak by less than the depth, and grants nothing while z < 0.
+// Before the first throttle, the bucket is taken as full at the record's
+// first answer.
 func (f *fitter) loadsBucket(load []int64, r Rule) {
-	m := newMeter(r, f.s[0].at, nil)
+	m := newMeter(r, f.s[0].at)
 	perNs := r.Rate / 1e9
 	peak := 0.0
 	for i, s := range f.s {
@@ -451,8 +459,8 @@ func (f *fitter) loadsBucket(load []int64, r Rule) {
 }
 
 // tally counts the samples by load for threshold: successes and
-// throttles at each load, the cost no Limit changes, and the answers
-// judged.
+// throttles (the first of each run, in halves) at each load, and what no
+// quota costs on the answers judged.
 func (f *fitter) tally(load []int64, kind Kind) {
 	f.fills(load, kind)
 	n := len(f.s) + 2
@@ -493,7 +501,7 @@ func (f *fitter) tally(load []int64, kind Kind) {
 				hs[ld]++
 				succ++
 			case f.fill[i]:
-				ht[ld]++ // half: booked to others (see fillCost)
+				ht[ld]++ // half: booked to others (see threshold)
 			default:
 				ht[ld] += 2
 			}
@@ -834,7 +842,8 @@ func (f *fitter) bucketRates() (lo, hi float64) {
 
 // The search for a bucket's rate: bucketPairs is how far apart
 // bucketRates pairs throttles, besides the first and last; bucketTries
-// how many rates bucket scores between the bounds; bucketSpan how far above
+// how many rates bucket spreads between the bounds, and bucketSteps how
+// many times it halves its step around the best; bucketSpan how far above
 // the lower bound they go where the upper says nothing.
 const (
 	bucketPairs = 16
@@ -883,11 +892,4 @@ func mod(a, b int64) int64 {
 		m += b
 	}
 	return m
-}
-
-func absInt(a int64) int64 {
-	if a < 0 {
-		return -a
-	}
-	return a
 }
