@@ -35,8 +35,13 @@
 //   - The fit (Record.Fit) is the member of least cost per answer, of
 //     those that beat no quota by more than chance does (√T, on T runs of
 //     throttles): shedding leaves some count that, by luck, explains a
-//     few. Of equals, the simplest: no quota, then a window on the grid.
-//     The runner-up is the best of another kind.
+//     few. Of equals, the simplest: no quota, then a window on the grid;
+//     a window off the grid, searched over many lengths, must beat the
+//     grid's best by more than chance too. The runner-up is the best of
+//     another kind.
+//   - Two rules, each at its own limit, are compared the same way
+//     (Record.Prefers): one is preferred where it costs less by more than
+//     chance could. A pacer asks it whether the rule it paces by is wrong.
 //   - Ô (Fit.Others) is what someone we cannot see spends of the best
 //     fixed window's Limit: the mean shortfall of the counts at which runs
 //     that spent it began. Shedding refuses one here and there and makes

@@ -299,3 +299,24 @@ func absInt(a int64) int64 {
 	}
 	return a
 }
+
+// TestOnGrid: fixed and sliding windows of the round lengths are on the
+// grid, others and rules without a window are not.
+func TestOnGrid(t *testing.T) {
+	for _, c := range []struct {
+		r    Rule
+		want bool
+	}{
+		{Rule{Kind: Fixed, Limit: 50, Window: time.Second}, true},
+		{Rule{Kind: Sliding, Limit: 600, Window: time.Minute}, true},
+		{Rule{Kind: Fixed, Limit: 120, Window: 3 * time.Second}, false},
+		{Rule{Kind: Fixed, Limit: 50, Window: 1020 * time.Millisecond}, false},
+		{Rule{Kind: Bucket, Limit: 5, Rate: 1}, false},
+		{Rule{Kind: Cap, Limit: 8, Window: time.Second}, false},
+		{Rule{}, false},
+	} {
+		if got := c.r.OnGrid(); got != c.want {
+			t.Errorf("%v.OnGrid() = %v, want %v", c.r, got, c.want)
+		}
+	}
+}

@@ -10,7 +10,9 @@ import (
 // FuzzFit: any record, however odd its times (out of order, equal, far
 // apart, answered before sent), fits without a panic, to a rule whose
 // Limit is positive (but None's), whose window and rate are positive and
-// finite where its kind has them, and whose score is not NaN.
+// finite where its kind has them, and whose score is not NaN; and no rule
+// is preferred to itself (Prefers), the best and the runner-up neither
+// both ways.
 func FuzzFit(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 10, 1, 0, 0, 0, 2, 10, 0, 0, 0, 0, 3, 10, 1})
 	f.Add(make([]byte, 6*40))
@@ -44,6 +46,12 @@ func FuzzFit(f *testing.F) {
 		}
 		if math.IsNaN(ft.Score) || math.IsNaN(ft.Others) {
 			t.Fatalf("%+v", ft)
+		}
+		if r.Prefers(ft.Best, ft.Best) {
+			t.Fatalf("%v preferred to itself", ft.Best)
+		}
+		if r.Prefers(ft.Best, ft.RunnerUp) && r.Prefers(ft.RunnerUp, ft.Best) {
+			t.Fatalf("%v and %v each preferred to the other", ft.Best, ft.RunnerUp)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package fit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -44,6 +45,14 @@ type Rule struct {
 	Window time.Duration // Fixed, Sliding
 	Start  time.Time     // Fixed: a window begins here (the zero Time: the Unix epoch)
 	Rate   float64       // Bucket: tokens a second
+}
+
+// OnGrid reports whether the rule's window is one of the round lengths
+// servers set quotas in (1 s, 2 s, 5 s, 10 s, … 1 h): a window the fit
+// tries first, where one off the grid it searched for. A rule without a
+// window is on no grid.
+func (r Rule) OnGrid() bool {
+	return (r.Kind == Fixed || r.Kind == Sliding) && slices.Contains(grid[:], r.Window)
 }
 
 // PerSecond returns the long-run rate the rule grants, in requests a

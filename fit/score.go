@@ -28,8 +28,12 @@ type Fit struct {
 	Others float64
 	// Delay is the share of a round trip after which the server counted a
 	// request, as fitted: 0 at sending, 1 at the answer.
-	Delay   float64
-	Answers int // answers the fit was made on
+	Delay float64
+	// StartWithin is how far, either way, the start of Best's windows may
+	// lie from Best.Start (a fixed window's): the width of the stretch in
+	// which the most refills place it. 0 for the other kinds.
+	StartWithin time.Duration
+	Answers     int // answers the fit was made on
 	// Throttles counts the runs of throttles judged (throttles in a row
 	// are one), but the first, where the record begins. With none, the
 	// record says nothing of a quota, and the fit is None.
@@ -95,6 +99,7 @@ type fitter struct {
 	refill int64 // the first success after it; 0 if none
 	last   int64 // the last arrival
 	levels bool  // some answers count requests in flight
+	asIs   bool  // judging a rule as it stands: no run is a fill (see judge)
 }
 
 var fitters = sync.Pool{New: func() any { return new(fitter) }}
@@ -125,7 +130,7 @@ func (c cand) score() float64 {
 	if c.n == 0 {
 		return math.Inf(1)
 	}
-	return (c.cost + c.all - c.base) / float64(c.n)
+	return c.total() / float64(c.n)
 }
 
 // better reports whether c scores below d.
@@ -198,12 +203,15 @@ func (r *Record) Fit() Fit {
 				offBest = d
 			}
 		}
-		if offBest.off = true; offBest.better(top) {
+		// Searched over many lengths, a window off the grid explains a
+		// little more by luck: it must beat the grid's by more than
+		// chance does.
+		if offBest.off = true; math.IsInf(top.cost, 1) || offBest.beats(top) {
 			top = offBest
 		}
 	}
 	if !math.IsInf(top.cost, 1) {
-		try(f.placeStart(top))
+		try(f.placeStart(top, f.score))
 	}
 	for _, w := range grid {
 		// A trailing window is judged once the record holds two.
@@ -267,6 +275,14 @@ func (r *Record) Fit() Fit {
 		out.RunnerUp, out.RunnerUpScore = runner.rule, runner.score()
 	}
 	out.Others = f.others(best.rule)
+	if best.rule.Kind == Fixed {
+		f.refills()
+		lo, hi := f.phase(best.rule.Window)
+		out.StartWithin = hi - lo
+		if hi == lo {
+			out.StartWithin = best.rule.Window / 2 // no refill places it
+		}
+	}
 	return out
 }
 
@@ -519,7 +535,7 @@ func (f *fitter) tally(load []int64, kind Kind) {
 func (f *fitter) fills(load []int64, kind Kind) {
 	f.fill = slices.Grow(f.fill[:0], len(load))[:len(load)]
 	clear(f.fill)
-	if kind != Fixed {
+	if kind != Fixed || f.asIs {
 		return
 	}
 	next := int64(-1) // the load of the next success; −1: a new window, or none
@@ -699,10 +715,11 @@ func (f *fitter) fixed(w time.Duration) cand {
 }
 
 // placeStart moves c's windows' start within the stretch the refills
-// allow to where it costs least. The cost changes only where the start
-// crosses an arrival, so it is tried between arrivals: at most
-// phaseTries places, spread over those in the stretch.
-func (f *fitter) placeStart(c cand) cand {
+// allow to where it costs least, each start scored by score. The cost
+// changes only where the start crosses an arrival, so it is tried
+// between arrivals: at most phaseTries places, spread over those in the
+// stretch.
+func (f *fitter) placeStart(c cand, score func(Rule) cand) cand {
 	w := int64(c.rule.Window)
 	lo, hi := f.phase(c.rule.Window)
 	f.pos = f.pos[:0]
@@ -716,7 +733,7 @@ func (f *fitter) placeStart(c cand) cand {
 	try := func(p int64) {
 		r := c.rule
 		r.Start = time.Unix(0, f.a0+p)
-		if d := f.score(r); d.better(c) {
+		if d := score(r); d.better(c) {
 			c = d
 		}
 	}
