@@ -130,17 +130,36 @@
 // # The fitted model, beside the learner
 //
 // The learner above is being replaced by a fitted model (package fit),
-// in stages. Today it runs beside it and paces nothing: from a tenant's
-// first throttle while the server says no limit, the Limiter keeps a
-// record of the tenant's newest answers (fit.Record: when each left and
-// came back, how many were in flight, throttled or not; 8 KiB, nothing
-// for a tenant never throttled) and fits the family of server rules to
-// it where the answers turn (a first throttle, a refill), at most once
-// per 32 answers: the rule that explains them best, its score, the best
-// of another kind, and Ô, what someone we cannot see spends
-// (Snapshot.Fit). A fit is replaced by "no quota" only on evidence: not
-// when the record's throttles have scrolled out, nor when a quota
-// explains more of them than no quota does, by less than chance could.
+// in stages. From a tenant's first throttle while the server says no
+// limit, the Limiter keeps a record of the tenant's newest answers
+// (fit.Record: when each left and came back, how many were in flight,
+// throttled or not; 8 KiB, nothing for a tenant never throttled) and
+// fits the family of server rules to it where the answers turn (a first
+// throttle, a refill), at most once per 32 answers: the rule that
+// explains them best, its score, the best of another kind, and Ô, what
+// someone we cannot see spends (Snapshot.Fit). A fit is replaced by "no
+// quota" only on evidence: not when the record's throttles have scrolled
+// out, nor when a quota explains more of them than no quota does, by
+// less than chance could.
+//
+// The fit paces one member of the family so far, the fixed window on the
+// grid, and only where the record shows the estimate above wrong: when a
+// fit names a fixed window, L less Ô per W, that the fit before it named
+// too, with throttles between, and that explains the answers better than
+// L̂ per Ŵ by more than chance (fit.Record.Prefers, each at its own
+// limit), the estimator settles on it (Snapshot.PacedByFit): its refills
+// and bounds are the fit's windows, and a request reaches the server
+// where the fit's delay into the round trip puts it, so only that share
+// of the round trip's variation widens the pace. Paced so, a throttle
+// does not send the learner back to measuring, nor does a refill missed
+// where predicted, nor refills that contradict each other: the next fit,
+// which holds those answers, says whether the rule changed. A probe
+// above it sends two more per window, over two windows whatever the
+// fit's phase (one more could fall so that no window of the server's
+// holds it). Settled on the fit's window, a higher count is left to the
+// probes: a fit books someone else's spending by its median, which would
+// take from them half the time. Windows off the grid, and the other
+// members, pace by the fit in the next stages.
 //
 // # Admission
 //

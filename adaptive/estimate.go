@@ -53,10 +53,13 @@ const maxRefills = 8
 // times at the server, Unix ns. Limiter.mu guards it.
 type estimator struct {
 	phase    Phase
-	fixed    bool  // settled on a fixed window: the refills bound W, not only space it
-	limit    int64 // L̂; 0 while nothing is learned
-	wlo, whi int64 // W lies in (wlo, whi]; whi 0 while unbounded
-	win      int64 // Ŵ: a round value within the bounds, or whi; 0 while unbounded
+	fixed    bool    // settled on a fixed window: the refills bound W, not only space it
+	followed bool    // settled on the fit's fixed window (see adopt): a throttle leaves it to the next fit
+	delayed  bool    // delay is the fit's (see lead)
+	delay    float64 // the share of a round trip after which the server counts a request
+	limit    int64   // L̂; 0 while nothing is learned
+	wlo, whi int64   // W lies in (wlo, whi]; whi 0 while unbounded
+	win      int64   // Ŵ: a round value within the bounds, or whi; 0 while unbounded
 
 	ref  [maxRefills]refill // the newest refills, a ring
 	nref int64              // refills found so far
@@ -228,7 +231,13 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 			return false // settled: the window after the probe refilled
 		}
 	}
+	wlo, whi, win := e.wlo, e.whi, e.win
 	e.found(max(e.lastThr, e.predLo)-spread, a+spread)
+	if e.followed && e.win == 0 {
+		// The refills kept contradict each other: the fit's window stands
+		// until the next fit says otherwise.
+		e.wlo, e.whi, e.win = wlo, whi, win
+	}
 	if e.phase == PhaseSettled && e.fixed && e.spent > 0 && e.whi > 0 {
 		// Paced at L̂ per Ŵ, the window was spent after e.spent of ours:
 		// that is what the server leaves us now (the quota fell, or a
@@ -236,6 +245,16 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		// by window, still settled: measuring again would send a burst,
 		// which takes more than pacing leaves.
 		e.limit = min(e.limit, e.spent)
+		e.seeking, e.unsure, e.low = false, false, 0
+		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
+		e.countSettled(a, false)
+		return true
+	}
+	if e.phase == PhaseSettled && e.followed {
+		// Paced by the fit's window (see adopt), the throttle was one
+		// the fit is left to explain: at its window's edge, where
+		// arrivals vary, or someone else's spending. The next fit says
+		// whether the rule changed; measuring again would burst.
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
 		e.countSettled(a, false)
@@ -288,7 +307,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 // forget drops the estimate, as if no throttle had come yet; what is known
 // of strays stays, and slow start goes on from its cap.
 func (e *estimator) forget() {
-	*e = estimator{strays: e.strays, answers: e.answers, thrAnswers: e.thrAnswers, cwnd: e.cwnd}
+	*e = estimator{strays: e.strays, answers: e.answers, thrAnswers: e.thrAnswers, cwnd: e.cwnd, delayed: e.delayed, delay: e.delay}
 }
 
 // countSettled counts a success that arrived at a in the server window it
@@ -402,17 +421,20 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late,
 			e.schedule(now, next, maxPause, false)
 			return true
 		}
-		e.fails = 0
+		e.fails, e.followed = 0, false
 		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
 		e.spanSeq, e.spanStop, e.spanN = next, 0, 0
-		if a, b := e.predict(now); b > now && b-a < e.win/8 {
+		if a, b := e.predict(now); !e.followed && b > now && b-a < e.win/8 {
 			// The phase is known: the span is the next window.
 			e.spanAt, e.spanEnd = b, b+e.win+spread
 		} else {
 			// Two windows and a place: one whole server window,
-			// whatever its phase, lies within the span.
+			// whatever its phase, lies within the span. So too when
+			// paced by the fit's window, whose phase is the fit's
+			// guess: a span that missed a window of the server's
+			// would pass and say nothing.
 			e.spanAt = now
 			e.spanEnd = now + 2*(e.win+spread) + (e.win+spread)/max(e.limit, 1)
 		}
@@ -818,7 +840,7 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 	switch {
 	case e.tries < e.tests && e.gated:
-		return now + rtt/2 // a test, alone
+		return now + e.lead(rtt) // a test, alone
 	case e.tries < e.tests:
 		return 0 // the next requests test it, unheld
 	}
@@ -835,6 +857,12 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 		if b-a < 2*rtt {
 			target = b
 		}
+	case b > 0 && e.followed:
+		// The fit's window did not refill when it said: seek the refill
+		// in steps that double, still paced by it, and let the next fit,
+		// which holds these answers, correct it.
+		target = e.lastThr + e.gap
+		e.gap = min(2*e.gap, maxPause)
 	case b > 0:
 		// The refill should have come: the model no longer fits. Keep
 		// the newest refill and the lower bound on W only.
@@ -852,7 +880,7 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 			e.gap = min(2*e.gap, maxPause)
 		}
 	}
-	return max(target, now+rtt/2)
+	return max(target, now+e.lead(rtt))
 }
 
 // predict returns where the first refill not yet due at after lies: in
@@ -892,10 +920,17 @@ func (e *estimator) predict(after int64) (a, b int64) {
 
 // paceAt returns what the learner paces admissions at at by, while
 // settled: pace's, or, from the start of a probe above L̂ until it is
-// judged, one more per the shortest window the bounds allow.
+// judged, one more per the shortest window the bounds allow. Paced by the
+// fit's window, whose bounds are the fit's, the probe sends two more per
+// window: at one more, a window of the server's may hold L̂ only, by where
+// the pace falls, and a probe that passed would say nothing.
 func (e *estimator) paceAt(at, spread int64) (limit, win int64) {
 	limit, win = e.pace(spread)
-	if limit > 0 && e.spanEnd != 0 && at >= e.spanAt {
+	switch {
+	case limit <= 0 || e.spanEnd == 0 || at < e.spanAt:
+	case e.followed:
+		limit, win = limit+2, e.win
+	default:
 		limit, win = limit+1, e.win
 		if e.wlo > 0 {
 			win = min(e.wlo, win)
@@ -911,4 +946,44 @@ func (e *estimator) pace(spread int64) (limit int64, win int64) {
 		return 0, 0
 	}
 	return e.limit, e.win + spread
+}
+
+// adopt settles on a fixed window of limit per win whose windows begin
+// at start + k·win (arrival times, Unix ns, a request arriving delay of
+// its round trip after it left): the rule the fit named, where the
+// record showed the estimate wrong (see Limiter.followFit). The
+// refills kept are the newest maxRefills window starts by now, each as
+// uncertain as tol, so the bounds on W, the windows counted and the
+// refills predicted are the fit's until a refill found contradicts them.
+// The window now going on counts as spent (its count before now is not
+// known): a throttle in it cuts nothing. The probes above L̂ start again.
+func (e *estimator) adopt(limit, win, start, tol, now int64, delay float64) {
+	e.delay, e.delayed = delay, true
+	k := (now - start) / win
+	if now < start {
+		k = -ceilDiv(start-now, win)
+	}
+	for i := range int64(maxRefills) {
+		at := start + (k-maxRefills+1+i)*win
+		e.ref[i] = refill{n: i + 1, lo: at - tol, hi: at + tol}
+	}
+	e.nref = maxRefills
+	e.bound()
+	e.phase, e.fixed, e.followed, e.limit = PhaseSettled, true, true, limit
+	e.seeking, e.coldTest, e.spanTest, e.unsure, e.low = false, false, false, false, 0
+	e.spanEnd, e.fails, e.measured = 0, 0, 0
+	e.start, e.startLo = 0, 0
+	e.curFrom, _, _ = e.windowOf(now)
+	e.count = limit
+}
+
+// lead returns how long after it leaves a request reaches the server,
+// for round trip rtt: half of it, until a fit adopted found its delay
+// into the round trip; from then on, that (which stays when the estimator
+// leaves the fit's window, as the refills it keeps were placed by it).
+func (e *estimator) lead(rtt int64) int64 {
+	if !e.delayed {
+		return rtt / 2
+	}
+	return int64(e.delay * float64(rtt))
 }

@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math"
 	"time"
 
 	"github.com/tollgate-go/tollgate/fit"
@@ -11,13 +12,17 @@ import (
 // throttle while the server says no limit, so a tenant never throttled
 // pays nothing for it. Limiter.mu guards it.
 //
-// It does not pace yet: today's estimator does (estimate.go). The fit
-// shows in Snapshot.Fit, beside it, to be judged on the shape matrix.
+// The fit shows in Snapshot.Fit, beside today's estimator (estimate.go),
+// and paces where it names a fixed window that the record shows right
+// and the estimate wrong (followFit).
 type fitted struct {
 	rec   fit.Record
 	fit   fit.Fit
 	thr   bool   // the last answer recorded was a throttle
+	again bool   // the fit in force names the rule the one before it named, with runs of throttles between (see alike)
 	since uint64 // answers recorded since the last fit
+	runs  uint64 // runs of throttles recorded
+	runAt uint64 // runs when the fit in force was made
 }
 
 // record keeps the answer to ticket t, answered at now, and fits again
@@ -30,7 +35,7 @@ type fitted struct {
 // throttles once in hundreds keeps the fit it made while it still held
 // throttles. Counts that outlive the ring, so that long windows and rare
 // probes keep their evidence, are the next stage's (#35).
-func (d *fitted) record(t *Ticket, now int64, throttled bool) {
+func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit bool) {
 	d.rec.Add(fit.Answer{
 		Sent:      time.Unix(0, t.at),
 		Answered:  time.Unix(0, now),
@@ -38,13 +43,18 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool) {
 		Throttled: throttled,
 	})
 	d.since++
+	if throttled && !d.thr {
+		d.runs++
+	}
 	if throttled != d.thr && d.since >= uint64(max(d.rec.Len()/16, 1)) {
 		if f := d.rec.Fit(); !d.stands(f) {
-			d.fit = f
+			d.again = alike(f.Best, d.fit.Best) && d.runs > d.runAt
+			d.fit, d.runAt, refit = f, d.runs, true
 		}
 		d.since = 0
 	}
 	d.thr = throttled
+	return refit
 }
 
 // stands reports whether the fit in force stands against a new one f:
@@ -62,18 +72,78 @@ func (d *fitted) stands(f fit.Fit) bool {
 	return f.Best.Kind == fit.None && f.RunnerUp.Kind != fit.None && f.RunnerUpScore < f.Score
 }
 
+// alike reports whether two fits name the same rule: of one kind, with
+// windows within 2% and limits within one of each other (a fixed
+// window's start aside). A fit that names what the one before it named,
+// with a run of throttles recorded between them, has predicted answers
+// it was not fitted to: a rule found by luck in a search over many, on a
+// few throttles, rarely does.
+func alike(a, b fit.Rule) bool {
+	d := a.Window - b.Window
+	return a.Kind == b.Kind && max(a.Limit-b.Limit, b.Limit-a.Limit) <= 1 &&
+		50*max(d, -d) <= max(a.Window, b.Window) && 50*math.Abs(a.Rate-b.Rate) <= max(a.Rate, b.Rate)
+}
+
 // learnFit gives the answer to ticket t to the record, while the server
-// says no limit: from the first throttle on. l.mu is held.
-func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) {
+// says no limit: from the first throttle on. It reports whether the
+// estimator took the fit's window, so the pacer must change. l.mu is
+// held.
+func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 	s := &l.s
 	if !l.learning() {
-		return
+		return false
 	}
 	if s.fit == nil {
 		if !throttled {
-			return
+			return false
 		}
 		s.fit = new(fitted)
 	}
-	s.fit.record(t, now, throttled)
+	return s.fit.record(t, now, throttled) && l.followFit(now)
+}
+
+// followFit hands a fixed window the fit names to the estimator, to pace
+// by, where the record shows the estimator's own fixed window wrong: the
+// fit's rule, its Limit less Ô (what we may send), explains the answers
+// better than L̂ per Ŵ does by more than chance (fit.Record.Prefers). The
+// fit must have named it before, with throttles between (see alike), and
+// its window must be on the grid: early in a record, a search off the
+// grid finds lengths a few percent off, or a fraction of the window,
+// which explain a few refills by luck. A fit of another kind, a window
+// off the grid, or an estimator with no window yet leaves the estimator
+// as it is: those pace by the fit in the next stages (#35). l.mu is held.
+func (l *Limiter) followFit(now int64) bool {
+	s := &l.s
+	e, d := s.e, s.fit
+	b := d.fit.Best
+	if e == nil || b.Kind != fit.Fixed || !b.OnGrid() || !d.again || e.limit <= 0 || e.win <= 0 || e.nref == 0 || l.frozen() {
+		return false
+	}
+	ours := b
+	ours.Limit -= int64(math.Round(d.fit.Others))
+	if ours.Limit < 1 || e.fixed && e.phase == PhaseSettled && e.limit == ours.Limit && e.win == int64(ours.Window) {
+		return false
+	}
+	// The estimator's window begins where its refills put it, in its
+	// own frame (see arrival): the fit places it anew (Prefers).
+	last := e.ref[(e.nref-1)%maxRefills]
+	mine := fit.Rule{Kind: fit.Fixed, Limit: e.limit, Window: time.Duration(e.win), Start: time.Unix(0, (last.lo+last.hi)/2)}
+	if e.phase == PhaseSettled && ours.Window == mine.Window && ours.Limit >= mine.Limit {
+		// Settled on the fit's window, the estimator's count is what
+		// the server left us lately; a higher one is for its probes to
+		// find, paced, not for a fit that books someone else's
+		// spending by its median.
+		return false
+	}
+	if !d.rec.Prefers(ours, mine) {
+		return false
+	}
+	// From here the estimator takes a request to arrive where the fit
+	// does: the fit's delay into its round trip.
+	// Its windows begin where the fit placed them, give or take the
+	// stretch the refills leave, or the spread of arrivals if wider.
+	e.adopt(ours.Limit, int64(ours.Window), ours.Start.UnixNano(), max(l.spread(), int64(d.fit.StartWithin)), now, d.fit.Delay)
+	e.schedule(now, l.seq.Load()+1, l.params().maxPause, true)
+	s.fresh = false
+	return true
 }

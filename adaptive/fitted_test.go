@@ -69,3 +69,53 @@ func TestFittedSize(t *testing.T) {
 		t.Logf("a tenant's record takes %d bytes", n)
 	}
 }
+
+// TestFitPacesFixedWindow: against a fixed window of 50/1s whose answers
+// come 300 ± 50 ms after the server counted the request (at arrival, as
+// fakecloud does), 32 callers from a cold start, on 12 seeds of the fake.
+// The estimator alone miscounts windows at that round trip: on 3 seeds it
+// ends off 50 per 1 s, or throttles 10%. Where the record shows its
+// window wrong, the pacer takes the fit's (fixed 50/1s). Measured from
+// 12 s to 30 s, a seed is good when the tenant ends paced at 50 per 1 s
+// with goodput ≥ 92% and ≤ 1.5% throttled; today 11 of 12 are (goodput
+// 93–98%, throttled 0.2–0.7%), and that is the regression floor. Seed 5
+// is the miss: the estimator stalls measuring with no window (69%
+// goodput, no throttle to fit again by), with or without the fit.
+func TestFitPacesFixedWindow(t *testing.T) {
+	const seeds, floor = 12, 11
+	good, byFit := 0, 0
+	for seed := range uint64(seeds) {
+		synctest.Test(t, func(t *testing.T) {
+			cloud := fakecloud.New(fakecloud.Config{
+				Seed:   seed + 1,
+				Quotas: []fakecloud.Quota{{API: simAction, Limit: 50, Window: time.Second}},
+				Faults: fakecloud.Faults{LatencyRate: 1, Latency: 250 * time.Millisecond, LatencyJitter: 100 * time.Millisecond},
+			})
+			lim := New(Config{})
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
+			s := measure(simMeter{cloud, "AK1"}, start, 12*time.Second, 30*time.Second-time.Millisecond, "paced", 50)
+			sn := lim.Snapshot()
+			wg.Wait()
+			ok := sn.Phase == PhaseSettled && sn.LearnedLimit == 50 && sn.LearnedWindow == time.Second &&
+				s.goodput() >= 0.92 && s.throttledShare() <= 0.015
+			if ok {
+				good++
+			}
+			if sn.PacedByFit {
+				byFit++
+			}
+			t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v, Ô %.1f; goodput %.1f%%, throttled %.2f%%; good %v",
+				seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, sn.Fit.Others, 100*s.goodput(), 100*s.throttledShare(), ok)
+		})
+	}
+	if good < floor {
+		t.Errorf("%d of %d seeds good, floor %d", good, seeds, floor)
+	}
+	if byFit == 0 {
+		t.Error("no seed paced by the fit")
+	}
+}

@@ -131,7 +131,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	}
 	if t != nil && !o.Transient {
 		l.learnFlight(t, o.Throttled)
-		l.learnFit(t, now, o.Throttled)
+		learned = l.learnFit(t, now, o.Throttled) || learned
 	}
 	// A success that says nothing and changes no estimate is the common
 	// case: it is spared deriving the limits again.
@@ -159,8 +159,17 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 func (l *Limiter) learning() bool { return l.s.hLimit == 0 }
 
 // spread is the margin for the spread of arrival delays: twice the round
-// trip's mean deviation, and schedSlack. l.mu is held.
-func (l *Limiter) spread() int64 { return 2*l.s.rttDev + schedSlack }
+// trip's mean deviation, and schedSlack. Where the fit found how far into
+// its round trip the server counts a request (see estimator.lead), only
+// that part of it varies: a server that counts a request as it leaves
+// us sees it arrive when sent, however its answer varies. l.mu is held.
+func (l *Limiter) spread() int64 {
+	dev := 2 * l.s.rttDev
+	if e := l.s.e; e != nil && e.delayed {
+		dev = int64(float64(dev) * min(2*e.delay, 1))
+	}
+	return dev + schedSlack
+}
 
 // schedSlack is how late, besides the round trip's own variation, a
 // request may leave after its admission: our scheduler's, not the server's.
@@ -255,7 +264,7 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	if arrive == 0 {
 		return 0, false, e.fails != fails
 	}
-	return max(arrive-s.rtt/2, now), probe, true
+	return max(arrive-e.lead(s.rtt), now), probe, true
 }
 
 // learnFlight gives the answer to ticket t to the model of a cap on
@@ -327,10 +336,15 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 }
 
 // arrival estimates when the request of ticket t, answered at now,
-// reached the server: half a round trip after it was sent. l.mu is held.
+// reached the server: the estimator's lead after it was sent (half a
+// round trip, until a fit finds the delay). l.mu is held.
 func (l *Limiter) arrival(now int64, t *Ticket) int64 {
-	if t != nil {
-		return t.at + l.s.rtt/2
+	lead := l.s.rtt / 2
+	if e := l.s.e; e != nil {
+		lead = e.lead(l.s.rtt)
 	}
-	return now - l.s.rtt/2
+	if t != nil {
+		return t.at + lead
+	}
+	return now - (l.s.rtt - lead)
 }

@@ -76,8 +76,11 @@ type Snapshot struct {
 	// (package fit): the rule that explains them best and its score, the
 	// best of another kind, and Ô, what someone we cannot see spends. The
 	// zero Fit until the tenant's first throttle while the server says no
-	// limit. It does not pace yet; the estimate above does.
-	Fit fit.Fit
+	// limit. PacedByFit says the estimate above is the fit's: a fixed
+	// window it named, Limit less Ô per Window, which the record showed
+	// right where the estimator's own was wrong (see the package doc).
+	Fit        fit.Fit
+	PacedByFit bool
 }
 
 // ClassSnapshot is one priority class's part of a tenant's line (see
@@ -130,6 +133,7 @@ func (l *Limiter) Snapshot() Snapshot {
 		if e.limit > 0 && e.win > 0 {
 			sn.Learned = float64(e.limit) / time.Duration(e.win).Seconds()
 		}
+		sn.PacedByFit = e.followed && e.phase == PhaseSettled
 	}
 	if f := s.f; f != nil {
 		sn.InFlightLimit, sn.InFlightCap = f.limit, f.cap()

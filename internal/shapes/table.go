@@ -190,7 +190,11 @@ func estimateString(r *Result) string {
 	if sn.InFlightLimit > 0 {
 		s += fmt.Sprintf(", %d in flight", sn.InFlightLimit)
 	}
-	return s + ", " + sn.Source.String() + fitString(sn.Fit)
+	s += ", " + sn.Source.String()
+	if sn.PacedByFit {
+		s += ", paced by the fit"
+	}
+	return s + fitString(sn.Fit)
 }
 
 // fitString is the family fitted to the learner's record (package fit):
