@@ -142,13 +142,15 @@
 // out, nor when a quota explains more of them than no quota does, by
 // less than chance could.
 //
-// The fit paces one member of the family so far, the fixed window on the
-// grid, and only where the record shows the estimate above wrong: when a
-// fit names a fixed window, L less Ô per W, that the fit before it named
-// too, with throttles between, and that explains the answers better than
-// L̂ per Ŵ by more than chance (fit.Record.Prefers, each at its own
-// limit), the estimator settles on it (Snapshot.PacedByFit): its refills
-// and bounds are the fit's windows, and a request reaches the server
+// The fit paces two members of the family so far, the fixed window and
+// the sliding log on the grid, and only where the record shows the
+// estimate above wrong: when a fit names one, L less Ô per W, that the
+// fit before it named too, with throttles between, and that explains the
+// answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers,
+// each at its own limit), the estimator settles on it
+// (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
+// window's starts (a sliding log's follow our own sends: none is kept),
+// and a request reaches the server
 // where the fit's delay into the round trip puts it, so only that share
 // of the round trip's variation widens the pace. Paced so, a throttle
 // does not send the learner back to measuring, nor does a refill missed
@@ -158,8 +160,8 @@
 // fit's phase (one more could fall so that no window of the server's
 // holds it). Settled on the fit's window, a higher count is left to the
 // probes: a fit books someone else's spending by its median, which would
-// take from them half the time. Windows off the grid, and the other
-// members, pace by the fit in the next stages.
+// take from them half the time. Windows off the grid, token buckets, the
+// cap and no quota pace by the fit in the next stages.
 //
 // # Admission
 //

@@ -54,7 +54,7 @@ const maxRefills = 8
 type estimator struct {
 	phase    Phase
 	fixed    bool    // settled on a fixed window: the refills bound W, not only space it
-	followed bool    // settled on the fit's fixed window (see adopt): a throttle leaves it to the next fit
+	followed bool    // settled on the fit's window (see settle): a throttle leaves it to the next fit
 	delayed  bool    // delay is the fit's (see lead)
 	delay    float64 // the share of a round trip after which the server counts a request
 	limit    int64   // L̂; 0 while nothing is learned
@@ -251,10 +251,14 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		return true
 	}
 	if e.phase == PhaseSettled && e.followed {
-		// Paced by the fit's window (see adopt), the throttle was one
+		// Paced by the fit's window (see settle), the throttle was one
 		// the fit is left to explain: at its window's edge, where
 		// arrivals vary, or someone else's spending. The next fit says
-		// whether the rule changed; measuring again would burst.
+		// whether the rule changed; measuring again would burst. A
+		// sliding log's refills follow our own sends: none is kept.
+		if !e.fixed {
+			e.nref = 0
+		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
 		e.countSettled(a, false)
@@ -948,17 +952,15 @@ func (e *estimator) pace(spread int64) (limit int64, win int64) {
 	return e.limit, e.win + spread
 }
 
-// adopt settles on a fixed window of limit per win whose windows begin
+// adoptFixed settles on a fixed window of limit per win whose windows begin
 // at start + k·win (arrival times, Unix ns, a request arriving delay of
 // its round trip after it left): the rule the fit named, where the
 // record showed the estimate wrong (see Limiter.followFit). The
 // refills kept are the newest maxRefills window starts by now, each as
 // uncertain as tol, so the bounds on W, the windows counted and the
 // refills predicted are the fit's until a refill found contradicts them.
-// The window now going on counts as spent (its count before now is not
-// known): a throttle in it cuts nothing. The probes above L̂ start again.
-func (e *estimator) adopt(limit, win, start, tol, now int64, delay float64) {
-	e.delay, e.delayed = delay, true
+func (e *estimator) adoptFixed(limit, win, start, tol, now int64, delay float64) {
+	e.settle(limit, true, delay)
 	k := (now - start) / win
 	if now < start {
 		k = -ceilDiv(start-now, win)
@@ -969,12 +971,28 @@ func (e *estimator) adopt(limit, win, start, tol, now int64, delay float64) {
 	}
 	e.nref = maxRefills
 	e.bound()
-	e.phase, e.fixed, e.followed, e.limit = PhaseSettled, true, true, limit
+	e.curFrom, _, _ = e.windowOf(now)
+}
+
+// adoptSliding settles on a sliding log of limit per win, the rule the
+// fit named where the record showed the estimate wrong (see
+// Limiter.followFit): a pace with no phase, so no refills are kept, and
+// the bounds on W are W.
+func (e *estimator) adoptSliding(limit, win int64, delay float64) {
+	e.settle(limit, false, delay)
+	e.nref, e.wlo, e.whi, e.win = 0, win, win, win
+}
+
+// settle is what adoptFixed and adoptSliding share: settled on the
+// fit's rule, whatever was sought or measured dropped, the window now
+// going on counted as spent (its count before now is not known: a
+// throttle in it cuts nothing), and the probes above L̂ begun again.
+func (e *estimator) settle(limit int64, fixed bool, delay float64) {
+	e.delay, e.delayed = delay, true
+	e.phase, e.fixed, e.followed, e.limit = PhaseSettled, fixed, true, limit
 	e.seeking, e.coldTest, e.spanTest, e.unsure, e.low = false, false, false, false, 0
 	e.spanEnd, e.fails, e.measured = 0, 0, 0
-	e.start, e.startLo = 0, 0
-	e.curFrom, _, _ = e.windowOf(now)
-	e.count = limit
+	e.start, e.startLo, e.curFrom, e.count = 0, 0, 0, limit
 }
 
 // lead returns how long after it leaves a request reaches the server,

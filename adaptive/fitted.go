@@ -13,8 +13,8 @@ import (
 // pays nothing for it. Limiter.mu guards it.
 //
 // The fit shows in Snapshot.Fit, beside today's estimator (estimate.go),
-// and paces where it names a fixed window that the record shows right
-// and the estimate wrong (followFit).
+// and paces where it names a fixed window or a sliding log that the
+// record shows right and the estimate wrong (followFit).
 type fitted struct {
 	rec   fit.Record
 	fit   fit.Fit
@@ -102,47 +102,60 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 	return s.fit.record(t, now, throttled) && l.followFit(now)
 }
 
-// followFit hands a fixed window the fit names to the estimator, to pace
-// by, where the record shows the estimator's own fixed window wrong: the
-// fit's rule, its Limit less Ô (what we may send), explains the answers
-// better than L̂ per Ŵ does by more than chance (fit.Record.Prefers). The
-// fit must have named it before, with throttles between (see alike), and
-// its window must be on the grid: early in a record, a search off the
-// grid finds lengths a few percent off, or a fraction of the window,
-// which explain a few refills by luck. A fit of another kind, a window
-// off the grid, or an estimator with no window yet leaves the estimator
-// as it is: those pace by the fit in the next stages (#35). l.mu is held.
+// followFit hands a window the fit names, fixed or sliding, to the
+// estimator, to pace by, where the record shows the estimator's own
+// wrong: the fit's rule, its Limit less Ô (what we may send), explains
+// the answers better than L̂ per Ŵ does by more than chance
+// (fit.Record.Prefers). The fit must have named it before, with
+// throttles between (see alike), and its window must be on the grid:
+// early in a record, a search off the grid finds lengths a few percent
+// off, or a fraction of the window, which explain a few refills by luck.
+// A fit of another kind, a window off the grid, or an estimator with no
+// window yet leaves the estimator as it is: those pace by the fit in the
+// next stages (#35). l.mu is held.
 func (l *Limiter) followFit(now int64) bool {
 	s := &l.s
 	e, d := s.e, s.fit
 	b := d.fit.Best
-	if e == nil || b.Kind != fit.Fixed || !b.OnGrid() || !d.again || e.limit <= 0 || e.win <= 0 || e.nref == 0 || l.frozen() {
+	if e == nil || b.Kind != fit.Fixed && b.Kind != fit.Sliding || !b.OnGrid() || !d.again || e.limit <= 0 || e.win <= 0 || l.frozen() {
 		return false
 	}
 	ours := b
 	ours.Limit -= int64(math.Round(d.fit.Others))
-	if ours.Limit < 1 || e.fixed && e.phase == PhaseSettled && e.limit == ours.Limit && e.win == int64(ours.Window) {
-		return false
+	// The estimator's window, in its own frame (see arrival): fixed,
+	// but where it settled on refills no fixed window fits; a fixed one
+	// begins where its refills put it, and the fit places it anew
+	// (Prefers).
+	mine := fit.Rule{Kind: fit.Sliding, Limit: e.limit, Window: time.Duration(e.win)}
+	if e.fixed || e.phase != PhaseSettled {
+		mine.Kind = fit.Fixed
+		if e.nref > 0 {
+			last := e.ref[(e.nref-1)%maxRefills]
+			mine.Start = time.Unix(0, (last.lo+last.hi)/2)
+		}
 	}
-	// The estimator's window begins where its refills put it, in its
-	// own frame (see arrival): the fit places it anew (Prefers).
-	last := e.ref[(e.nref-1)%maxRefills]
-	mine := fit.Rule{Kind: fit.Fixed, Limit: e.limit, Window: time.Duration(e.win), Start: time.Unix(0, (last.lo+last.hi)/2)}
-	if e.phase == PhaseSettled && ours.Window == mine.Window && ours.Limit >= mine.Limit {
+	same := ours.Kind == mine.Kind && ours.Window == mine.Window
+	switch {
+	case ours.Limit < 1 || e.phase == PhaseSettled && same && ours.Limit == mine.Limit:
+		return false
+	case e.phase == PhaseSettled && same && ours.Limit > mine.Limit:
 		// Settled on the fit's window, the estimator's count is what
 		// the server left us lately; a higher one is for its probes to
 		// find, paced, not for a fit that books someone else's
 		// spending by its median.
 		return false
-	}
-	if !d.rec.Prefers(ours, mine) {
+	case !d.rec.Prefers(ours, mine):
 		return false
 	}
 	// From here the estimator takes a request to arrive where the fit
-	// does: the fit's delay into its round trip.
-	// Its windows begin where the fit placed them, give or take the
-	// stretch the refills leave, or the spread of arrivals if wider.
-	e.adopt(ours.Limit, int64(ours.Window), ours.Start.UnixNano(), max(l.spread(), int64(d.fit.StartWithin)), now, d.fit.Delay)
+	// does: the fit's delay into its round trip. A fixed window's begin
+	// where the fit placed them, give or take the stretch the refills
+	// leave, or the spread of arrivals if wider.
+	if ours.Kind == fit.Fixed {
+		e.adoptFixed(ours.Limit, int64(ours.Window), ours.Start.UnixNano(), max(l.spread(), int64(d.fit.StartWithin)), now, d.fit.Delay)
+	} else {
+		e.adoptSliding(ours.Limit, int64(ours.Window), d.fit.Delay)
+	}
 	e.schedule(now, l.seq.Load()+1, l.params().maxPause, true)
 	s.fresh = false
 	return true

@@ -119,3 +119,46 @@ func TestFitPacesFixedWindow(t *testing.T) {
 		t.Error("no seed paced by the fit")
 	}
 }
+
+// TestFitPacesSlidingLog: against a sliding log of 50 in any 1 s, whose
+// refills follow our own sends, 32 callers from a cold start on 12 seeds
+// of the fake (answers 10–40 ms late), measured from 15 s to 30 s. The
+// estimator alone takes the refills for a fixed window's, miscounts, and
+// ends measuring about 2 per 60 ms on 11 seeds (goodput 34–82%, up to 37%
+// throttled). The fit names sliding 50/1s, and paced by it a throttle
+// leaves the pace as it is. A seed is good at the goal, goodput ≥ 98%
+// and ≤ 1% throttled; today 10 of 12 are (99.1–99.7%, 0.13%), and that
+// is the regression floor. The misses: seed 5, where the estimator
+// stalls measuring below the quota with no throttle to fit again by,
+// and seed 7 (4.4% throttled).
+func TestFitPacesSlidingLog(t *testing.T) {
+	const seeds, floor = 12, 10
+	good := 0
+	for seed := range uint64(seeds) {
+		synctest.Test(t, func(t *testing.T) {
+			cloud := fakecloud.New(fakecloud.Config{
+				Seed:   seed + 1,
+				Quotas: []fakecloud.Quota{{API: simAction, Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}},
+				Faults: simLatency,
+			})
+			lim := New(Config{})
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
+			s := measure(simMeter{cloud, "AK1"}, start, 15*time.Second, 30*time.Second-time.Millisecond, "paced", 50)
+			sn := lim.Snapshot()
+			wg.Wait()
+			ok := s.goodput() >= 0.98 && s.throttledShare() <= 0.01
+			if ok {
+				good++
+			}
+			t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v; goodput %.1f%%, throttled %.2f%%; good %v",
+				seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, 100*s.goodput(), 100*s.throttledShare(), ok)
+		})
+	}
+	if good < floor {
+		t.Errorf("%d of %d seeds good, floor %d", good, seeds, floor)
+	}
+}

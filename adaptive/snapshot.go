@@ -77,8 +77,9 @@ type Snapshot struct {
 	// best of another kind, and Ô, what someone we cannot see spends. The
 	// zero Fit until the tenant's first throttle while the server says no
 	// limit. PacedByFit says the estimate above is the fit's: a fixed
-	// window it named, Limit less Ô per Window, which the record showed
-	// right where the estimator's own was wrong (see the package doc).
+	// window or a sliding log it named, Limit less Ô per Window, which
+	// the record showed right where the estimator's own was wrong (see
+	// the package doc).
 	Fit        fit.Fit
 	PacedByFit bool
 }
