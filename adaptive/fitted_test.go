@@ -70,6 +70,29 @@ func TestFittedSize(t *testing.T) {
 	}
 }
 
+// seededRun runs 32 callers through a fresh Limiter to a fake serving
+// q with faults f, seeded seed, for 30 s of the bubble's clock from a
+// cold start, and returns what the fake admitted and throttled from
+// `from` to the end, and the Limiter's Snapshot then. It runs in a
+// synctest bubble of its own.
+func seededRun(t *testing.T, q fakecloud.Quota, f fakecloud.Faults, seed uint64, from time.Duration) (s simSpan, sn Snapshot) {
+	const length = 30 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		q.API = simAction
+		cloud := fakecloud.New(fakecloud.Config{Seed: seed, Quotas: []fakecloud.Quota{q}, Faults: f})
+		lim := New(Config{})
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), length)
+		defer cancel()
+		var wg sync.WaitGroup
+		simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
+		s = measure(simMeter{cloud, "AK1"}, start, from, length-time.Millisecond, "paced", float64(q.Limit)/q.Window.Seconds())
+		sn = lim.Snapshot()
+		wg.Wait()
+	})
+	return s, sn
+}
+
 // TestFitPacesFixedWindow: against a fixed window of 50/1s whose answers
 // come 300 ± 50 ms after the server counted the request (at arrival, as
 // fakecloud does), 32 callers from a cold start, on 12 seeds of the fake.
@@ -83,34 +106,21 @@ func TestFittedSize(t *testing.T) {
 // goodput, no throttle to fit again by), with or without the fit.
 func TestFitPacesFixedWindow(t *testing.T) {
 	const seeds, floor = 12, 11
+	q := fakecloud.Quota{Limit: 50, Window: time.Second}
+	late := fakecloud.Faults{LatencyRate: 1, Latency: 250 * time.Millisecond, LatencyJitter: 100 * time.Millisecond}
 	good, byFit := 0, 0
 	for seed := range uint64(seeds) {
-		synctest.Test(t, func(t *testing.T) {
-			cloud := fakecloud.New(fakecloud.Config{
-				Seed:   seed + 1,
-				Quotas: []fakecloud.Quota{{API: simAction, Limit: 50, Window: time.Second}},
-				Faults: fakecloud.Faults{LatencyRate: 1, Latency: 250 * time.Millisecond, LatencyJitter: 100 * time.Millisecond},
-			})
-			lim := New(Config{})
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
-			var wg sync.WaitGroup
-			simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-			s := measure(simMeter{cloud, "AK1"}, start, 12*time.Second, 30*time.Second-time.Millisecond, "paced", 50)
-			sn := lim.Snapshot()
-			wg.Wait()
-			ok := sn.Phase == PhaseSettled && sn.LearnedLimit == 50 && sn.LearnedWindow == time.Second &&
-				s.goodput() >= 0.92 && s.throttledShare() <= 0.015
-			if ok {
-				good++
-			}
-			if sn.PacedByFit {
-				byFit++
-			}
-			t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v, Ô %.1f; goodput %.1f%%, throttled %.2f%%; good %v",
-				seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, sn.Fit.Others, 100*s.goodput(), 100*s.throttledShare(), ok)
-		})
+		s, sn := seededRun(t, q, late, seed+1, 12*time.Second)
+		ok := sn.Phase == PhaseSettled && sn.LearnedLimit == 50 && sn.LearnedWindow == time.Second &&
+			s.goodput() >= 0.92 && s.throttledShare() <= 0.015
+		if ok {
+			good++
+		}
+		if sn.PacedByFit {
+			byFit++
+		}
+		t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v, Ô %.1f; goodput %.1f%%, throttled %.2f%%; good %v",
+			seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, sn.Fit.Others, 100*s.goodput(), 100*s.throttledShare(), ok)
 	}
 	if good < floor {
 		t.Errorf("%d of %d seeds good, floor %d", good, seeds, floor)
@@ -133,30 +143,16 @@ func TestFitPacesFixedWindow(t *testing.T) {
 // and seed 7 (4.4% throttled).
 func TestFitPacesSlidingLog(t *testing.T) {
 	const seeds, floor = 12, 10
+	q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}
 	good := 0
 	for seed := range uint64(seeds) {
-		synctest.Test(t, func(t *testing.T) {
-			cloud := fakecloud.New(fakecloud.Config{
-				Seed:   seed + 1,
-				Quotas: []fakecloud.Quota{{API: simAction, Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}},
-				Faults: simLatency,
-			})
-			lim := New(Config{})
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
-			var wg sync.WaitGroup
-			simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-			s := measure(simMeter{cloud, "AK1"}, start, 15*time.Second, 30*time.Second-time.Millisecond, "paced", 50)
-			sn := lim.Snapshot()
-			wg.Wait()
-			ok := s.goodput() >= 0.98 && s.throttledShare() <= 0.01
-			if ok {
-				good++
-			}
-			t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v; goodput %.1f%%, throttled %.2f%%; good %v",
-				seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, 100*s.goodput(), 100*s.throttledShare(), ok)
-		})
+		s, sn := seededRun(t, q, simLatency, seed+1, 15*time.Second)
+		ok := s.goodput() >= 0.98 && s.throttledShare() <= 0.01
+		if ok {
+			good++
+		}
+		t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v; goodput %.1f%%, throttled %.2f%%; good %v",
+			seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, 100*s.goodput(), 100*s.throttledShare(), ok)
 	}
 	if good < floor {
 		t.Errorf("%d of %d seeds good, floor %d", good, seeds, floor)
