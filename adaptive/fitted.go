@@ -122,10 +122,10 @@ func (l *Limiter) followFit(now int64) bool {
 	}
 	ours := b
 	ours.Limit -= int64(math.Round(d.fit.Others))
-	// The estimator's window, in its own frame (see arrival): fixed,
-	// but where it settled on refills no fixed window fits; a fixed one
-	// begins where its refills put it, and the fit places it anew
-	// (Prefers).
+	// The estimator's window, in its own frame (see arrival): a fixed
+	// one, but where it settled on refills no fixed window fits (a
+	// sliding log's). A fixed one begins where its refills put it, and
+	// the fit places it anew (Prefers).
 	mine := fit.Rule{Kind: fit.Sliding, Limit: e.limit, Window: time.Duration(e.win)}
 	if e.fixed || e.phase != PhaseSettled {
 		mine.Kind = fit.Fixed
@@ -148,7 +148,7 @@ func (l *Limiter) followFit(now int64) bool {
 		return false
 	}
 	// From here the estimator takes a request to arrive where the fit
-	// does: the fit's delay into its round trip. A fixed window's begin
+	// does: the fit's delay into its round trip. Fixed windows begin
 	// where the fit placed them, give or take the stretch the refills
 	// leave, or the spread of arrivals if wider.
 	if ours.Kind == fit.Fixed {
