@@ -150,9 +150,9 @@
 // each at its own limit), the estimator settles on it
 // (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
 // window's starts (a sliding log's follow our own sends: none is kept),
-// and a request reaches the server
-// where the fit's delay into the round trip puts it, so only that share
-// of the round trip's variation widens the pace. Paced so, a throttle
+// and a request reaches the server where the fit's delay into the round
+// trip puts it, so only that share of the round trip's variation widens
+// the pace. Paced so, a throttle
 // does not send the learner back to measuring, nor does a refill missed
 // where predicted, nor refills that contradict each other: the next fit,
 // which holds those answers, says whether the rule changed. A probe

@@ -999,8 +999,9 @@ func (e *estimator) settle(limit int64, fixed bool, delay float64) {
 // for round trip rtt: half of it, until a fit adopted found its delay
 // into the round trip; from then on, that (which stays when the estimator
 // leaves the fit's window, as the refills it keeps were placed by it).
+// A nil estimator (nothing learned yet) takes half.
 func (e *estimator) lead(rtt int64) int64 {
-	if !e.delayed {
+	if e == nil || !e.delayed {
 		return rtt / 2
 	}
 	return int64(e.delay * float64(rtt))

@@ -134,15 +134,14 @@ func (l *Limiter) followFit(now int64) bool {
 			mine.Start = time.Unix(0, (last.lo+last.hi)/2)
 		}
 	}
-	same := ours.Kind == mine.Kind && ours.Window == mine.Window
 	switch {
-	case ours.Limit < 1 || e.phase == PhaseSettled && same && ours.Limit == mine.Limit:
+	case ours.Limit < 1:
 		return false
-	case e.phase == PhaseSettled && same && ours.Limit > mine.Limit:
+	case e.phase == PhaseSettled && ours.Kind == mine.Kind && ours.Window == mine.Window && ours.Limit >= mine.Limit:
 		// Settled on the fit's window, the estimator's count is what
-		// the server left us lately; a higher one is for its probes to
-		// find, paced, not for a fit that books someone else's
-		// spending by its median.
+		// the server left us lately (or the fit's own); a higher one is
+		// for its probes to find, paced, not for a fit that books
+		// someone else's spending by its median.
 		return false
 	case !d.rec.Prefers(ours, mine):
 		return false

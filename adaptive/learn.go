@@ -339,10 +339,7 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 // reached the server: the estimator's lead after it was sent (half a
 // round trip, until a fit finds the delay). l.mu is held.
 func (l *Limiter) arrival(now int64, t *Ticket) int64 {
-	lead := l.s.rtt / 2
-	if e := l.s.e; e != nil {
-		lead = e.lead(l.s.rtt)
-	}
+	lead := l.s.e.lead(l.s.rtt)
 	if t != nil {
 		return t.at + lead
 	}

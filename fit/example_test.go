@@ -34,3 +34,33 @@ func ExampleRecord_Fit() {
 	// fixed 5 per 1s, score 0.00
 	// 5 requests a second
 }
+
+// A pacer that believes the server grants 6 requests per 1.2 s asks the
+// record whether the fitted rule, 5 per second, is the better account of
+// what the server answered.
+func ExampleRecord_Prefers() {
+	server := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
+	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	reqs := make([]fit.Request, 400)
+	for i := range reqs {
+		reqs[i] = fit.Request{At: start.Add(time.Duration(i) * time.Second / 8)}
+	}
+	granted := server.Grants(reqs)
+	var rec fit.Record
+	begun := false
+	for i, q := range reqs {
+		begun = begun || !granted[i] // from the first throttle on
+		if begun {
+			rec.Add(fit.Answer{Sent: q.At, Answered: q.At.Add(20 * time.Millisecond), InFlight: 1, Throttled: !granted[i]})
+		}
+	}
+	belief := fit.Rule{Kind: fit.Fixed, Limit: 6, Window: 1200 * time.Millisecond}
+	best := rec.Fit().Best
+	fmt.Println(best.Kind, best.Limit, best.Window)
+	fmt.Println("fit preferred:", rec.Prefers(best, belief))
+	fmt.Println("belief preferred:", rec.Prefers(belief, best))
+	// Output:
+	// fixed 5 1s
+	// fit preferred: true
+	// belief preferred: false
+}

@@ -3,16 +3,17 @@ package fit
 import "math"
 
 // Prefers reports whether rule a explains the answers held better than
-// rule b does, by more than chance could: each is scored as it stands,
-// its Limit given, not searched (a fixed window's Start is placed where
-// the record puts it best: a rule's phase, in another clock's frame, is
-// not what is judged), and all of its Limit ours
-// (no run of throttles is booked to others: a Fit's Limit less Others is
-// the rule it says we may send by), and a must cost less than b by more
-// than √ of b's cost. It is how a pacer
-// tells that the rule it paces by is wrong, and the fit's right: a
-// rule fitted to the record beats any other on it by a little, by luck,
-// but not by that much. A Record without a throttle prefers neither.
+// rule b does, by more than chance could: a must cost less than b by
+// more than √ of b's cost. Each is scored as it stands: at its own Limit,
+// not searched, and all of that Limit ours, no run of throttles booked
+// to others (a Fit's Limit less Others is the rule it says we may send
+// by). A fixed window's Start is placed where the record puts it best: a
+// phase taken in another clock's frame is not what is judged.
+//
+// It is how a pacer tells that the rule it paces by is wrong and the
+// fit's right: a rule fitted to the record beats any other on it by a
+// little, by luck, but not by that much. A Record without a throttle
+// prefers neither.
 func (r *Record) Prefers(a, b Rule) bool {
 	f := fitters.Get().(*fitter)
 	defer fitters.Put(f)
@@ -45,9 +46,7 @@ func (f *fitter) judge(r Rule) cand {
 
 // asItStands scores rule r at its own Limit, all of it ours.
 func (f *fitter) asItStands(r Rule) cand {
-	f.asIs = true
-	defer func() { f.asIs = false }()
-	f.loads(r)
+	f.loads(r, false)
 	return cand{rule: r, cost: f.costAt(r.Limit), base: f.base, all: f.noneCost, n: f.noneJudged}
 }
 

@@ -99,7 +99,6 @@ type fitter struct {
 	refill int64 // the first success after it; 0 if none
 	last   int64 // the last arrival
 	levels bool  // some answers count requests in flight
-	asIs   bool  // judging a rule as it stands: no run is a fill (see judge)
 }
 
 var fitters = sync.Pool{New: func() any { return new(fitter) }}
@@ -361,7 +360,7 @@ func (f *fitter) score(r Rule) cand {
 	if r.Kind == None {
 		return cand{rule: r, cost: f.noneCost, base: f.noneCost, all: f.noneCost, n: f.noneJudged}
 	}
-	f.loads(r)
+	f.loads(r, true)
 	limit, c := f.threshold()
 	r.Limit = limit
 	c.rule = r
@@ -370,8 +369,10 @@ func (f *fitter) score(r Rule) cand {
 
 // loads sets f.load for r's time parameters, with the record's beginning:
 // at the first throttle the rule's count was spent, by requests the
-// record does not hold. It tallies them for threshold.
-func (f *fitter) loads(r Rule) {
+// record does not hold. It tallies them for threshold; booked says a
+// run of throttles that filled a fixed window may be booked to others
+// (see fills).
+func (f *fitter) loads(r Rule, booked bool) {
 	load := f.load[:len(f.s)]
 	switch r.Kind {
 	case Fixed:
@@ -388,7 +389,7 @@ func (f *fitter) loads(r Rule) {
 			}
 		}
 	}
-	f.tally(load, r.Kind)
+	f.tally(load, r.Kind, booked)
 }
 
 // loadsFixed: the successes before each sample in its window. The window
@@ -476,9 +477,9 @@ func (f *fitter) loadsBucket(load []int64, r Rule) {
 
 // tally counts the samples by load for threshold: successes and
 // throttles (the first of each run, in halves) at each load, and what no
-// quota costs on the answers judged.
-func (f *fitter) tally(load []int64, kind Kind) {
-	f.fills(load, kind)
+// quota costs on the answers judged; booked as for loads.
+func (f *fitter) tally(load []int64, kind Kind, booked bool) {
+	f.fills(load, kind, booked)
 	n := len(f.s) + 2
 	hs := slices.Grow(f.hs[:0], n)[:n]
 	ht := slices.Grow(f.ht[:0], n)[:n]
@@ -531,11 +532,13 @@ func (f *fitter) tally(load []int64, kind Kind) {
 // a later window, or the record ends first. Shedding refuses one here and
 // there, and the success after comes in the same window. (A trailing
 // window's or a bucket's count falls all the time, so the success after a
-// run says nothing of why it ended: for them no run is a fill.)
-func (f *fitter) fills(load []int64, kind Kind) {
+// run says nothing of why it ended: for them no run is a fill.) Where
+// the runs may not be booked to others (a rule judged as it stands, see
+// Record.Prefers), none is a fill either.
+func (f *fitter) fills(load []int64, kind Kind, booked bool) {
 	f.fill = slices.Grow(f.fill[:0], len(load))[:len(load)]
 	clear(f.fill)
-	if kind != Fixed || f.asIs {
+	if kind != Fixed || !booked {
 		return
 	}
 	next := int64(-1) // the load of the next success; −1: a new window, or none
@@ -879,7 +882,7 @@ func (f *fitter) others(r Rule) float64 {
 	if r.Kind != Fixed {
 		return 0
 	}
-	f.loads(r)
+	f.loads(r, true)
 	short := f.pos[:0] // reused: the shortfalls
 	for i, s := range f.s {
 		ld := f.load[i]
