@@ -377,24 +377,33 @@ func (e *estimator) windowOf(a int64) (from, unsure int64, ok bool) {
 const spanKept = 0.9
 
 // minProbeGap is how many admissions, at least, separate two probes above
-// L̂: a failed probe costs about one throttle, so probing an unchanged quota
-// costs at most about 0.5% of what is sent.
+// L̂ per throttle the last failed one cost: probing an unchanged quota
+// costs about 1/minProbeGap (0.5%) of what is sent, half the goal's 1%.
 const minProbeGap = 200
 
-// schedule sets when the next probe above L̂ may start: at least one window
-// and minProbeGap admissions after next, both doubled by every failed probe,
-// but never more than maxPause later (or one window, if longer). The first
-// probe after the learner settled comes sooner, two windows on: a quota
-// that just changed may change again (an incident ending), and it costs
-// one throttle per change.
+// schedule sets when the next probe above L̂ may start: one window and
+// minProbeGap admissions after next (each throttle the probe that just
+// failed costs moves it minProbeGap further, see throttle), but no
+// further off than maxPause at the pace (or one window, if longer), so
+// a raised quota is found within that. Probes do not back off as they
+// fail: their spacing holds their cost, and a raise after an hour at
+// one quota is found as soon as one after a minute. The first probe
+// after the learner settled comes sooner, two windows on: a quota that
+// just changed may change again (an incident ending).
 func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled bool) {
-	k := int64(1) << min(e.fails, 16)
-	e.probeAt = now + min(e.win*k, max(maxPause, e.win))
-	e.probeSeq = next + uint64(minProbeGap*k)
 	if settled && e.fails == 0 {
 		e.probeAt = now + 2*e.win
 		e.probeSeq = next + uint64(2*e.limit)
+		return
 	}
+	e.probeAt = now + e.win
+	e.probeSeq = next + min(minProbeGap, e.paced(maxPause))
+}
+
+// paced returns how many admissions the pace sends in maxPause, or in
+// one window if longer.
+func (e *estimator) paced(maxPause int64) uint64 {
+	return uint64(max(1, float64(e.limit)*float64(max(maxPause, e.win))/float64(max(e.win, 1))))
 }
 
 // probe moves the probe above L̂ on, at a success admitted at at (Unix ns)
@@ -748,7 +757,10 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 			}
 		}
 		if seq < e.spanStop {
-			return 0, false // the failed probe, or one sent with it
+			// One sent with the failed probe: a throttle more that
+			// probe cost, and the next comes that much later.
+			e.probeSeq = min(e.probeSeq+minProbeGap, e.spanStop+e.paced(maxPause))
+			return 0, false
 		}
 	}
 	// The window is spent: below L̂ if this is not the measured window's

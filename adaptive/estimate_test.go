@@ -131,3 +131,42 @@ func TestEdgeThrottleCountsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeSpacing: a settled tenant's probes above L̂ come one window
+// and minProbeGap admissions apart, however many failed before (a raise
+// after an hour at one quota is found as soon as one after a minute),
+// and each throttle more that a failed probe cost moves the next one
+// minProbeGap further, so that probing costs about 1/minProbeGap of
+// what is sent; never further than MaxPause at the pace.
+func TestProbeSpacing(t *testing.T) {
+	const maxPause = int64(time.Minute)
+	for _, c := range []struct {
+		limit int64
+		win   time.Duration
+	}{{20, time.Second}, {50, time.Second}, {200, 10 * time.Second}, {600, time.Minute}, {10, time.Hour}} {
+		e := estimator{limit: c.limit, win: int64(c.win), phase: PhaseSettled}
+		most := uint64(float64(c.limit) * float64(max(maxPause, int64(c.win))) / float64(c.win))
+		e.schedule(0, 1, maxPause, true)
+		if e.probeAt != 2*int64(c.win) || e.probeSeq != 1+uint64(2*c.limit) {
+			t.Errorf("%d/%v settled: first probe at %v, admission %d; want two windows on", c.limit, c.win, time.Duration(e.probeAt), e.probeSeq)
+		}
+		for _, fails := range []int{1, 2, 5, 16} {
+			e.fails = fails
+			e.schedule(0, 1, maxPause, false)
+			if want := min(minProbeGap, most); e.probeAt != int64(c.win) || e.probeSeq-1 != want {
+				t.Errorf("%d/%v after %d failed: next probe %v and %d admissions on, want one window and %d",
+					c.limit, c.win, fails, time.Duration(e.probeAt), e.probeSeq-1, want)
+			}
+		}
+		// The failed probe ended the span when admission 5 was next;
+		// three more sent with it are throttled too.
+		e.spanSeq, e.spanStop, e.spanEnd = 1, 5, 0
+		e.schedule(0, 5, maxPause, false)
+		for seq := uint64(2); seq < 5; seq++ {
+			e.throttle(0, 0, seq, 5, 0, 0, 0, maxPause)
+		}
+		if want := min(4*minProbeGap, most); e.probeSeq-5 != want {
+			t.Errorf("%d/%v: a failed probe that cost 4 throttles puts the next %d admissions on, want %d", c.limit, c.win, e.probeSeq-5, want)
+		}
+	}
+}

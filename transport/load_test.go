@@ -40,11 +40,16 @@ var (
 	// model measures windows again, a few throttles each: 8-18% throttled
 	// in the 8 s after it. The raise, 20/s to 80/s: the first probe above
 	// L̂ comes two windows after the fall was measured, and if it fails
-	// (the raise not come yet) the next comes 400 admissions later (20 s
-	// at 20/s): 25% of the raised quota in the 8 s after it when that
-	// happened, 62-71% (5.4-6.8% throttled) when the probe came after it.
+	// (the raise not come yet) the next comes 200 admissions later (10 s
+	// at 20/s). Over the 8 seeds and this test, with and without -race,
+	// in the 8 s from 2 s after the raise: 34-53% of the raised quota,
+	// 7.1-14.4% throttled, where the probe passed in them (the learner
+	// then starts slow again, unpaced: those are its throttles), and on
+	// one seed 24.8% (none throttled) where it came after them. Before
+	// #35 stopped failed probes from backing off (the next 400 admissions
+	// on), 7 seeds of 8 found no raise in them (24.8%, none throttled).
 	quotaFell   = bounds{minGoodput: 0.95, maxThrottled: 0.20}
-	quotaRaised = bounds{minGoodput: 0.20, maxThrottled: 0.09}
+	quotaRaised = bounds{minGoodput: 0.20, maxThrottled: 0.18}
 	// At 10/s each throttle is 1% of the span, and the learner is still
 	// measuring windows (a throttle or two each) for up to 3 s of it:
 	// 3.9-7.4% throttled over 8 seeds and with -race, goodput 98-100%,
