@@ -77,9 +77,12 @@
 //     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's
 //     budget is L̂ and one more: the count of successes up to its first
 //     throttle is the window's L. One more succeeding means the quota
-//     grew (the budget doubles until a throttle); a window counted below
-//     L̂ twice in a row means it fell (once may be a sliding log or a
-//     bucket still refilling).
+//     grew (the budget doubles until a throttle); where nothing bounds the
+//     window, so that the count may run into the next, L̂ more go, the
+//     count unknown, until a throttle ends a window; a window counted
+//     below L̂ twice in a row means it fell (once may be a sliding log or
+//     a bucket still refilling). A request that arrived at the refill's
+//     instant counts in the window it began.
 //   - Settled (PhaseSettled), once a measured window confirmed L̂ and the
 //     bounds on W are tight (1.5%) or hold one round value (or, after six
 //     windows, at the upper bound; after twelve whose refills fit no fixed

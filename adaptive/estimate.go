@@ -172,7 +172,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		e.countSettled(a, relayed)
 		return false
 	case !e.seeking:
-		if e.start != 0 && (a <= e.start || e.whi > 0 && a > e.start+e.whi) {
+		if e.start != 0 && (a < e.start || e.whi > 0 && a > e.start+e.whi) {
 			return false // not in the window begun at start
 		}
 		e.count++
@@ -188,8 +188,12 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 			}
 			if !e.within(a) {
 				// Perhaps in the next window already: this window's
-				// count is unknown.
+				// count is unknown. Only a throttle ends it, and one
+				// comes only if more are sent: L̂ more, so that a budget
+				// below the quota, with nothing to bound the window,
+				// does not hold the learner measuring for good.
 				e.unsure = true
+				e.budget = e.count + e.limit
 				return false
 			}
 			// The one above L̂ got through: the quota grew. Send more,
