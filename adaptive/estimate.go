@@ -109,7 +109,9 @@ type estimator struct {
 
 	// Probing above L̂ while settled: no probe before probeAt (time) and
 	// probeSeq (admission); a span in force until spanEnd, from
-	// admission spanSeq; fails doubles the spacing.
+	// admission spanSeq; fails counts the probes failed in a row (0
+	// again when the learner settles or the quota changes: the first
+	// probe then comes sooner, see schedule).
 	probeAt, spanEnd  int64
 	spanAt            int64 // the span in force from then to spanEnd
 	spanN             int64 // successes admitted within the span

@@ -11,22 +11,7 @@ import (
 // record of its answers names the rule.
 func ExampleRecord_Fit() {
 	server := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
-	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
-	reqs := make([]fit.Request, 400)
-	for i := range reqs {
-		reqs[i] = fit.Request{At: start.Add(time.Duration(i) * time.Second / 8)}
-	}
-	granted := server.Grants(reqs)
-
-	var rec fit.Record
-	begun := false
-	for i, q := range reqs {
-		// A tenant's record begins at its first throttle.
-		begun = begun || !granted[i]
-		if begun {
-			rec.Add(fit.Answer{Sent: q.At, Answered: q.At.Add(20 * time.Millisecond), InFlight: 1, Throttled: !granted[i]})
-		}
-	}
+	rec := recordOf(server)
 	ft := rec.Fit()
 	fmt.Printf("%v %d per %v, score %.2f\n", ft.Best.Kind, ft.Best.Limit, ft.Best.Window, ft.Score)
 	fmt.Printf("%.0f requests a second\n", ft.Best.PerSecond())
@@ -40,20 +25,7 @@ func ExampleRecord_Fit() {
 // what the server answered.
 func ExampleRecord_Prefers() {
 	server := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
-	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
-	reqs := make([]fit.Request, 400)
-	for i := range reqs {
-		reqs[i] = fit.Request{At: start.Add(time.Duration(i) * time.Second / 8)}
-	}
-	granted := server.Grants(reqs)
-	var rec fit.Record
-	begun := false
-	for i, q := range reqs {
-		begun = begun || !granted[i] // from the first throttle on
-		if begun {
-			rec.Add(fit.Answer{Sent: q.At, Answered: q.At.Add(20 * time.Millisecond), InFlight: 1, Throttled: !granted[i]})
-		}
-	}
+	rec := recordOf(server)
 	belief := fit.Rule{Kind: fit.Fixed, Limit: 6, Window: 1200 * time.Millisecond}
 	best := rec.Fit().Best
 	fmt.Println(best.Kind, best.Limit, best.Window)
@@ -63,4 +35,25 @@ func ExampleRecord_Prefers() {
 	// fixed 5 1s
 	// fit preferred: true
 	// belief preferred: false
+}
+
+// recordOf asks server 8 times a second for 50 s and records each answer,
+// 20 ms after its request, as a tenant's record does: from the first
+// throttle on.
+func recordOf(server fit.Rule) *fit.Record {
+	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	reqs := make([]fit.Request, 400)
+	for i := range reqs {
+		reqs[i] = fit.Request{At: start.Add(time.Duration(i) * time.Second / 8)}
+	}
+	granted := server.Grants(reqs)
+	rec := new(fit.Record)
+	begun := false
+	for i, q := range reqs {
+		begun = begun || !granted[i]
+		if begun {
+			rec.Add(fit.Answer{Sent: q.At, Answered: q.At.Add(20 * time.Millisecond), InFlight: 1, Throttled: !granted[i]})
+		}
+	}
+	return rec
 }
