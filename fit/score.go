@@ -343,13 +343,14 @@ func (f *fitter) begin() bool {
 	// No quota explains no throttle but the first, which began the
 	// record: every member is spent there. Throttles in a row are one
 	// event to no quota as to the others (see tally): a run counts once.
-	f.noneCost, f.noneJudged = -1, 0
+	runs, judged := 0, 0
 	for i, s := range f.s {
 		if !s.thr || i == 0 || !f.s[i-1].thr {
-			f.noneJudged++
-			f.noneCost += float64(b2i(s.thr))
+			judged++
+			runs += b2i(s.thr)
 		}
 	}
+	f.noneCost, f.noneJudged = float64(runs-1), judged
 	f.load = slices.Grow(f.load[:0], len(f.s))[:len(f.s)]
 	return true
 }
@@ -373,6 +374,12 @@ func (f *fitter) score(r Rule) cand {
 // run of throttles that filled a fixed window may be booked to others
 // (see fills).
 func (f *fitter) loads(r Rule, booked bool) {
+	f.tally(f.loadsOnly(r), r.Kind, booked)
+}
+
+// loadsOnly sets f.load for r's time parameters (see loads) and returns
+// it, untallied.
+func (f *fitter) loadsOnly(r Rule) []int64 {
 	load := f.load[:len(f.s)]
 	switch r.Kind {
 	case Fixed:
@@ -389,7 +396,7 @@ func (f *fitter) loads(r Rule, booked bool) {
 			}
 		}
 	}
-	f.tally(load, r.Kind, booked)
+	return load
 }
 
 // loadsFixed: the successes before each sample in its window. The window
@@ -478,53 +485,75 @@ func (f *fitter) loadsBucket(load []int64, r Rule) {
 // tally counts the samples by load for threshold: successes and
 // throttles (the first of each run, in halves) at each load, and what no
 // quota costs on the answers judged; booked as for loads.
+//
+// It runs backwards, in one pass: whether a throttle is the first of its
+// run looks only at the sample before it, and whether its run was a fill
+// (see fills) only at the success after it.
 func (f *fitter) tally(load []int64, kind Kind, booked bool) {
-	f.fills(load, kind, booked)
-	n := len(f.s) + 2
+	s := f.s[:len(load)]
+	n := len(s) + 2
 	hs := slices.Grow(f.hs[:0], n)[:n]
 	ht := slices.Grow(f.ht[:0], n)[:n]
-	top, succ, base := int64(0), 0, f.noneCost
+	top, succ, unj := int64(0), 0, 0
 	hs[0], ht[0] = 0, 0
-	prev := int64(unjudged) // the load of the run of throttles going on
-	for i, ld := range load {
-		thr := f.s[i].thr
-		if thr && ld == prev && ld != unjudged {
-			// Throttles in a row at one load are one event, the count
-			// spent: only the run's first is scored.
-			continue
-		}
-		prev = unjudged
-		if thr {
-			prev = ld
-		}
-		switch {
-		case ld == unjudged:
-			if thr && (i == 0 || !f.s[i-1].thr) {
-				base-- // not judged: no quota is not judged on it either
+	clamp := int64(n - 2) // past every count the record holds, loads are all alike
+	// The load of the next success, as fills takes it: −1 for a new
+	// window, or none; and whether runs may be fills at all (never, if
+	// next stays above every load).
+	next, noFill := int64(-1), kind != Fixed || !booked
+	if noFill {
+		next = spent
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		ld := load[i]
+		if !s[i].thr {
+			if !noFill {
+				next = ld
+				if ld == unjudged || ld == spent {
+					next = -1
+				}
 			}
-		case ld == spent && !thr:
-			// The first throttle may have been shed, not a sign the
-			// count was spent: a success after it is not judged.
-		default:
-			// Past every count the record holds, loads are all alike.
-			ld = min(ld, int64(n-2))
+			if ld == unjudged || ld == spent {
+				// Not judged; at spent, the first throttle may have been
+				// shed, not a sign the count was spent.
+				continue
+			}
+			ld = min(ld, clamp)
 			if top < ld {
 				clear(hs[top+1 : ld+1])
 				clear(ht[top+1 : ld+1])
 				top = ld
 			}
-			switch {
-			case !thr:
-				hs[ld]++
-				succ++
-			case f.fill[i]:
-				ht[ld]++ // half: booked to others (see threshold)
-			default:
-				ht[ld] += 2
+			hs[ld]++
+			succ++
+			continue
+		}
+		after := i > 0 && s[i-1].thr // not the first of its run
+		if ld == unjudged {
+			if !after {
+				unj++ // not judged: no quota is not judged on it either
 			}
+			continue
+		}
+		if after && load[i-1] == ld {
+			// Throttles in a row at one load are one event, the count
+			// spent: only the run's first is scored.
+			continue
+		}
+		fill := next < ld
+		ld = min(ld, clamp)
+		if top < ld {
+			clear(hs[top+1 : ld+1])
+			clear(ht[top+1 : ld+1])
+			top = ld
+		}
+		if fill {
+			ht[ld]++ // half: booked to others (see threshold)
+		} else {
+			ht[ld] += 2
 		}
 	}
-	f.hs, f.ht, f.top, f.succ, f.base = hs, ht, top, succ, base
+	f.hs, f.ht, f.top, f.succ, f.base = hs, ht, top, succ, f.noneCost-float64(unj)
 }
 
 // fills sets f.fill for each throttle of a fixed window that begins a
@@ -565,20 +594,19 @@ func (f *fitter) fills(load []int64, kind Kind, booked bool) {
 // the rule explains it with someone else's spending, which Ô then
 // estimates.
 func (f *fitter) threshold() (int64, cand) {
-	above, below := f.succ, 0 // below: in halves
-	best, bestL := math.Inf(1), int64(1)
-	for l := range f.top + 2 {
-		if l >= 1 {
-			if cost := float64(heavy*above) + float64(below)/2; cost < best {
-				best, bestL = cost, l
-			}
-		}
-		if l <= f.top {
-			above -= int(f.hs[l])
-			below += int(f.ht[l])
+	// In halves, so the sums are exact integers: the cost is best/2.
+	hs, ht := f.hs[:f.top+1], f.ht[:f.top+1]
+	above := f.succ - int(hs[0])
+	below := int(ht[0])
+	best, bestL := 2*heavy*above+below, int64(1) // at L = 1
+	for l := 1; l < len(hs); l++ {
+		above -= int(hs[l])
+		below += int(ht[l])
+		if cost := 2*heavy*above + below; cost < best {
+			best, bestL = cost, int64(l)+1
 		}
 	}
-	return bestL, cand{cost: best, base: f.base, all: f.noneCost, n: f.noneJudged}
+	return bestL, cand{cost: float64(best) / 2, base: f.base, all: f.noneCost, n: f.noneJudged}
 }
 
 // arc is the interval in which a window began: after a throttle and at or
@@ -882,7 +910,7 @@ func (f *fitter) others(r Rule) float64 {
 	if r.Kind != Fixed {
 		return 0
 	}
-	f.loads(r, true)
+	f.fills(f.loadsOnly(r), r.Kind, true)
 	short := f.pos[:0] // reused: the shortfalls
 	for i, s := range f.s {
 		ld := f.load[i]
