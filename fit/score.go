@@ -73,10 +73,11 @@ type sample struct {
 // fitter holds one fit's working state; a pool keeps them, so a Record
 // costs only its ring.
 type fitter struct {
-	s      []sample // by arrival
-	load   []int64  // per sample, under the rule being scored
-	cum    []int32  // successes before each sample (and all, at the end)
-	hs, ht []int32  // successes and throttles by load
+	view      // the samples scored
+	held view // the view at the delay fitted, kept while its neighbours are tried
+
+	load   []int64 // per sample, under the rule being scored
+	hs, ht []int32 // successes and throttles by load
 	arcs   []arc
 	dists  []dist
 	pos    []int64
@@ -90,6 +91,13 @@ type fitter struct {
 	top  int64
 	succ int
 	base float64 // what no quota costs on the answers judged
+}
+
+// view is the record's answers as samples at one forward delay, and what
+// begin finds in them.
+type view struct {
+	s   []sample // by arrival
+	cum []int32  // successes before each sample (and all, at the end)
 
 	noneCost   float64 // what no quota costs on the record
 	noneJudged int     // the answers it judges: successes, and runs of throttles
@@ -244,6 +252,10 @@ func (r *Record) Fit() Fit {
 		quota = runner
 	}
 	if k := quota.rule.Kind; k != None && !math.IsInf(quota.cost, 1) {
+		// The samples at q are kept, not taken and sorted again, if the
+		// fit stays there.
+		q0 := q
+		f.view, f.held = f.held, f.view
 		for _, d := range [...]int{q - 1, q + 1} {
 			if d < 0 || d > delaySteps {
 				continue
@@ -264,8 +276,12 @@ func (r *Record) Fit() Fit {
 				runner = c
 			}
 		}
-		f.samples(r, q)
-		f.begin()
+		if q == q0 {
+			f.view, f.held = f.held, f.view
+		} else {
+			f.samples(r, q)
+			f.begin()
+		}
 		r.delayQ = uint8(q) + 1
 		out.Delay = float64(q) / delaySteps
 	}
@@ -298,10 +314,17 @@ func (f *fitter) again(r Rule, shift time.Duration) cand {
 // samples sets f.s from the record's answers, each taken to reach the
 // server q delay steps into its round trip.
 func (f *fitter) samples(r *Record, q int) {
-	f.s = f.s[:0]
-	r.each(func(e entry) {
-		f.s = append(f.s, sample{at: e.sent + int64(e.rt)*1000*int64(q)/delaySteps, level: int32(e.level), thr: e.thr})
-	})
+	f.s = slices.Grow(f.s[:0], r.n)[:r.n]
+	start := (r.next - r.n + Size) % Size
+	// The ring holds them oldest first from start, wrapping at its end.
+	older, newer := r.ring[start:min(start+r.n, Size)], r.ring[:max(start+r.n-Size, 0)]
+	for i, e := range older {
+		f.s[i] = sample{at: e.sent + int64(e.rt)*1000*int64(q)/delaySteps, level: int32(e.level), thr: e.thr}
+	}
+	s := f.s[len(older):]
+	for i, e := range newer {
+		s[i] = sample{at: e.sent + int64(e.rt)*1000*int64(q)/delaySteps, level: int32(e.level), thr: e.thr}
+	}
 }
 
 // begin sorts the samples by arrival and finds where the record begins.
