@@ -60,6 +60,11 @@ func (f *fitter) costAt(l int64) float64 {
 			below += int(f.ht[ld])
 		}
 	}
+	if f.past >= l {
+		above += f.hsPast
+	} else {
+		below += f.htPast
+	}
 	return float64(heavy*above) + float64(below)/2
 }
 

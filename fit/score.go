@@ -86,11 +86,14 @@ type fitter struct {
 	thrAt  []int64 // the throttles' arrivals
 	thrC   []int   // and the successes before each
 
-	// The loads' tally: successes and throttles by load up to top, and
-	// the successes among them.
-	top  int64
-	succ int
-	base float64 // what no quota costs on the answers judged
+	// The loads' tally: successes and throttles by load up to top, those
+	// at past, the load past every count the record holds (len(s)), or
+	// above, and the successes among them all.
+	top            int64
+	past           int64
+	hsPast, htPast int
+	succ           int
+	base           float64 // what no quota costs on the answers judged
 }
 
 // view is the record's answers as samples at one forward delay, and what
@@ -519,7 +522,9 @@ func (f *fitter) tally(load []int64, kind Kind, booked bool) {
 	ht := slices.Grow(f.ht[:0], n)[:n]
 	top, succ, unj := int64(0), 0, 0
 	hs[0], ht[0] = 0, 0
-	clamp := int64(n - 2) // past every count the record holds, loads are all alike
+	// Past every count the record holds, loads are all alike: they are
+	// tallied apart, so that hs and ht stay as short as the counts seen.
+	past, hsPast, htPast := int64(len(s)), 0, 0
 	// The load of the next success, as fills takes it: −1 for a new
 	// window, or none; and whether runs may be fills at all (never, if
 	// next stays above every load).
@@ -536,18 +541,21 @@ func (f *fitter) tally(load []int64, kind Kind, booked bool) {
 					next = -1
 				}
 			}
-			if ld == unjudged || ld == spent {
+			switch {
+			case ld == unjudged || ld == spent:
 				// Not judged; at spent, the first throttle may have been
 				// shed, not a sign the count was spent.
 				continue
+			case ld >= past:
+				hsPast++
+			default:
+				if top < ld {
+					clear(hs[top+1 : ld+1])
+					clear(ht[top+1 : ld+1])
+					top = ld
+				}
+				hs[ld]++
 			}
-			ld = min(ld, clamp)
-			if top < ld {
-				clear(hs[top+1 : ld+1])
-				clear(ht[top+1 : ld+1])
-				top = ld
-			}
-			hs[ld]++
 			succ++
 			continue
 		}
@@ -563,20 +571,24 @@ func (f *fitter) tally(load []int64, kind Kind, booked bool) {
 			// spent: only the run's first is scored.
 			continue
 		}
-		fill := next < ld
-		ld = min(ld, clamp)
+		// Booked to others, a fill costs half (see threshold).
+		cost := int32(2)
+		if next < ld {
+			cost = 1
+		}
+		if ld >= past {
+			htPast += int(cost)
+			continue
+		}
 		if top < ld {
 			clear(hs[top+1 : ld+1])
 			clear(ht[top+1 : ld+1])
 			top = ld
 		}
-		if fill {
-			ht[ld]++ // half: booked to others (see threshold)
-		} else {
-			ht[ld] += 2
-		}
+		ht[ld] += cost
 	}
 	f.hs, f.ht, f.top, f.succ, f.base = hs, ht, top, succ, f.noneCost-float64(unj)
+	f.past, f.hsPast, f.htPast = past, hsPast, htPast
 }
 
 // fills sets f.fill for each throttle of a fixed window that begins a
@@ -627,6 +639,14 @@ func (f *fitter) threshold() (int64, cand) {
 		below += int(ht[l])
 		if cost := 2*heavy*above + below; cost < best {
 			best, bestL = cost, int64(l)+1
+		}
+	}
+	// Between top and past, the cost does not change.
+	if f.hsPast > 0 || f.htPast > 0 {
+		above -= f.hsPast
+		below += f.htPast
+		if cost := 2*heavy*above + below; cost < best {
+			best, bestL = cost, f.past+1
 		}
 	}
 	return bestL, cand{cost: float64(best) / 2, base: f.base, all: f.noneCost, n: f.noneJudged}
