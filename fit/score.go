@@ -480,18 +480,34 @@ func (f *fitter) loadsSliding(load []int64, w int64) {
 // Before the first throttle, the bucket is taken as full at the record's
 // first answer.
 func (f *fitter) loadsBucket(load []int64, r Rule) {
-	m := newMeter(r, f.s[0].at)
-	perNs := r.Rate / 1e9
-	peak := 0.0
-	for i, s := range f.s {
-		if i < f.i0 {
-			load[i] = m.load(s.at, 0)
-			if !s.thr {
-				m.take(s.at)
-			}
+	// Before the first throttle: the meter's bucket (see meter.load and
+	// meter.take), inline.
+	base := f.s[0].at
+	perNs, tick, tat := r.Rate/1e9, 0.0, 0.0
+	if r.Rate > 0 {
+		tick = 1e9 / r.Rate
+	}
+	for i, s := range f.s[:f.i0] {
+		if tick == 0 {
+			load[i] = math.MaxInt64
 			continue
 		}
-		z := perNs*float64(s.at-f.a0) - float64(f.cum[i]-f.cum[f.i0])
+		at := float64(s.at - base)
+		if debt := (tat - at) * perNs; debt <= 1e-9 {
+			load[i] = 0
+		} else {
+			load[i] = int64(math.Ceil(debt - 1e-9))
+		}
+		if !s.thr {
+			tat = max(tat, at) + tick
+		}
+	}
+	a0, c0 := f.a0, f.cum[f.i0]
+	cum := f.cum[f.i0:len(f.s)]
+	load = load[f.i0:len(f.s)]
+	peak := 0.0
+	for i, s := range f.s[f.i0:] {
+		z := perNs*float64(s.at-a0) - float64(cum[i]-c0)
 		peak = max(peak, z)
 		switch d := peak - z; {
 		case z < -1e-9:
