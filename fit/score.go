@@ -506,9 +506,16 @@ func (f *fitter) loadsBucket(load []int64, r Rule) {
 	cum := f.cum[f.i0:len(f.s)]
 	load = load[f.i0:len(f.s)]
 	peak := 0.0
+	// A positive, finite rate makes z finite and never −0, so the peak
+	// needs none of max's care for NaNs and signed zeros.
+	plain := perNs > 0 && !math.IsInf(perNs, 1)
 	for i, s := range f.s[f.i0:] {
 		z := perNs*float64(s.at-a0) - float64(cum[i]-c0)
-		peak = max(peak, z)
+		if !plain {
+			peak = max(peak, z)
+		} else if z > peak {
+			peak = z
+		}
 		switch d := peak - z; {
 		case z < -1e-9:
 			load[i] = spent
