@@ -78,6 +78,8 @@ type fitter struct {
 
 	load   []int64 // per sample, under the rule being scored
 	hs, ht []int32 // successes and throttles by load
+	byM    []int32 // tallyFixed's windows by their successes
+	byUsed int     // how much of byM may not be zero
 	arcs   []arc
 	dists  []dist
 	pos    []int64
@@ -99,8 +101,9 @@ type fitter struct {
 // view is the record's answers as samples at one forward delay, and what
 // begin finds in them.
 type view struct {
-	s   []sample // by arrival
-	cum []int32  // successes before each sample (and all, at the end)
+	s    []sample // by arrival
+	cum  []int32  // successes before each sample (and all, at the end)
+	runs []int32  // where each run of throttles begins
 
 	noneCost   float64 // what no quota costs on the record
 	noneJudged int     // the answers it judges: successes, and runs of throttles
@@ -369,14 +372,17 @@ func (f *fitter) begin() bool {
 	// No quota explains no throttle but the first, which began the
 	// record: every member is spent there. Throttles in a row are one
 	// event to no quota as to the others (see tally): a run counts once.
-	runs, judged := 0, 0
+	f.runs = f.runs[:0]
+	judged := 0
 	for i, s := range f.s {
 		if !s.thr || i == 0 || !f.s[i-1].thr {
 			judged++
-			runs += b2i(s.thr)
+			if s.thr {
+				f.runs = append(f.runs, int32(i))
+			}
 		}
 	}
-	f.noneCost, f.noneJudged = float64(runs-1), judged
+	f.noneCost, f.noneJudged = float64(len(f.runs)-1), judged
 	f.load = slices.Grow(f.load[:0], len(f.s))[:len(f.s)]
 	return true
 }
@@ -400,6 +406,9 @@ func (f *fitter) score(r Rule) cand {
 // run of throttles that filled a fixed window may be booked to others
 // (see fills).
 func (f *fitter) loads(r Rule, booked bool) {
+	if r.Kind == Fixed && f.tallyFixed(r, booked) {
+		return
+	}
 	f.tally(f.loadsOnly(r), r.Kind, booked)
 }
 
@@ -448,6 +457,125 @@ func (f *fitter) loadsFixed(load []int64, r Rule) {
 			}
 		}
 	}
+}
+
+// tallyFixed tallies a fixed window's loads as tally does, a window at a
+// time rather than an answer at a time, and reports whether it did: it
+// leaves rules whose windows' arithmetic could overflow to loadsFixed
+// and tally, and does not set f.load.
+//
+// In a window the successes' loads are 0, 1, … one each, so a window
+// with m of them adds one to the successes at each load below m. A
+// throttle's load is the successes before it in its window, the same
+// for the rest of its run there: only where a run begins, or goes on
+// into a new window (at load 0), is a throttle scored, and not even
+// there where the window before ended at load 0 too. A run is a fill
+// (see fills) where no success follows in its window: the next one
+// comes at load 0 in a later window, or never. The first throttle's
+// window (see loadsFixed) holds nothing before it but successes; from
+// it on, its run is spent and all after unjudged.
+func (f *fitter) tallyFixed(r Rule, booked bool) bool {
+	const far = 1 << 61
+	s, cum, n := f.s, f.cum, len(f.s)
+	w, start := int64(r.Window), r.Start.UnixNano()
+	if w <= 0 || w >= far || start <= -far || start >= far || s[0].at <= -far || s[n-1].at >= far {
+		return false
+	}
+	k0 := floorDiv(f.a0-start, w)
+	hs := slices.Grow(f.hs[:0], n+2)[:n+2]
+	ht := slices.Grow(f.ht[:0], n+2)[:n+2]
+	// by is, for each m, the windows (or stretches) with m successes
+	// tallied; all zero between calls, but after a panic.
+	by := slices.Grow(f.byM[:0], n+1)[:n+1]
+	clear(by[:min(f.byUsed, len(by))])
+	f.byUsed = len(by)
+	top, most, succ, unj, htPast := int64(0), 0, 0, 0, 0
+	hs[0], ht[0] = 0, 0
+	runs := f.runs
+	zero := false // the window before ended at load 0
+	throttle := func(i, j int, ld int64) {
+		cost := int32(2)
+		if booked && cum[j] == cum[i] && (ld > 0 || cum[n] == cum[j]) {
+			cost = 1
+		}
+		if top < ld {
+			clear(hs[top+1 : ld+1])
+			clear(ht[top+1 : ld+1])
+			top = ld
+		}
+		ht[ld] += cost
+	}
+	for i := 0; i < n; {
+		k := floorDiv(s[i].at-start, w)
+		end := start + (k+1)*w
+		// j: the next window's first sample, galloping from i+1.
+		lo, step := i+1, 1
+		for lo < n && s[lo].at < end {
+			lo += step
+			step *= 2
+		}
+		hi := min(lo, n)
+		lo = max(lo-step/2, i+1)
+		for lo < hi {
+			if mid := int(uint(lo+hi) >> 1); s[mid].at < end {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		j := lo
+		if k == k0 {
+			// Successes before the first throttle, then its run, spent
+			// (one throttle scored, a fill wherever it may be one), then
+			// nothing judged: runs that begin there are not judged.
+			m := int(cum[f.i0] - cum[i])
+			by[m]++
+			succ += m
+			most = max(most, m)
+			if booked {
+				htPast++
+			} else {
+				htPast += 2
+			}
+			for len(runs) > 0 && int(runs[0]) < j {
+				if int(runs[0]) > f.i0 {
+					unj++
+				}
+				runs = runs[1:]
+			}
+			zero = false
+			i = j
+			continue
+		}
+		m := int(cum[j] - cum[i])
+		by[m]++
+		succ += m
+		most = max(most, m)
+		if s[i].thr && i > 0 && s[i-1].thr && !zero {
+			throttle(i, j, 0)
+		}
+		for len(runs) > 0 && int(runs[0]) < j {
+			at := int(runs[0])
+			throttle(at, j, int64(cum[at]-cum[i]))
+			runs = runs[1:]
+		}
+		zero = m == 0
+		i = j
+	}
+	if most > 0 && top < int64(most-1) {
+		clear(ht[top+1 : most])
+		top = int64(most - 1)
+	}
+	acc := int32(0)
+	for l := most - 1; l >= 0; l-- {
+		acc += by[l+1]
+		hs[l] = acc
+	}
+	clear(by[:most+1])
+	f.byM, f.byUsed = by, 0
+	f.hs, f.ht, f.top, f.succ, f.base = hs, ht, top, succ, f.noneCost-float64(unj)
+	f.past, f.hsPast, f.htPast = int64(n), 0, htPast
+	return true
 }
 
 // loadsSliding: the successes in the trailing window before each sample.

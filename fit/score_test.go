@@ -43,6 +43,9 @@ func TestTallyByDefinition(t *testing.T) {
 		rules := []Rule{
 			{Kind: Fixed, Window: time.Second, Start: start},
 			{Kind: Fixed, Window: 700 * time.Millisecond, Start: start},
+			{Kind: Fixed, Window: 30 * time.Millisecond, Start: start},
+			{Kind: Fixed, Window: 3 * time.Second, Start: start.Add(-time.Hour)},
+			{Kind: Fixed, Window: time.Second}, // the zero Start: counted answer by answer
 			{Kind: Sliding, Window: time.Second},
 			{Kind: Bucket, Rate: 10},
 			{Kind: Bucket, Rate: 200},
@@ -50,8 +53,12 @@ func TestTallyByDefinition(t *testing.T) {
 		}
 		for _, rule := range rules {
 			for _, booked := range []bool{true, false} {
-				f.loads(rule, booked)
+				// The definition on the loads answer by answer; then the
+				// tally as a score takes it (a fixed window's, a window
+				// at a time).
+				f.loadsOnly(rule)
 				cost, base := byDefinition(f, rule.Kind == Fixed && booked)
+				f.loads(rule, booked)
 				bestL := int64(1)
 				for l := range cost {
 					if l >= 1 && cost[l] < cost[bestL] {
