@@ -104,8 +104,17 @@
 // aligned to the predicted window when the phase is known. A confirmed
 // throttle there means the quota is unchanged: the gate pauses to the window's
 // predicted end, and probing an unchanged quota costs about one throttle
-// in 200. If the window goes through, the quota grew: slow start again
-// until a throttle, then measure. But only if the callers kept up the
+// in 200. If the window goes through, the quota grew. Where a window's
+// count measures the quota (a fixed window, the fit's or one the
+// refills pin to a round length or within 1.5%), slow start again until
+// a throttle, then measure. Elsewhere (a sliding log's or a bucket's
+// count depends on when it is taken, and a burst there costs a throttle
+// for each request above the pace) the probes ramp, paced: L̂ grows by
+// what the probe sent above it, at the window the probe was paced at,
+// and the next probe goes at once with its step doubled; once one
+// fails, the step halves between the level that passed and the one
+// that failed, so a raise of k is found in about 2·log2(k) probes of a
+// window each. But only if the callers kept up the
 // probe's pace (successes of at least 90% of L̂ per window in it): a
 // window that saw L̂ or fewer of ours, because demand fell or a circuit
 // breaker held everyone back, says nothing, and the probe is tried again

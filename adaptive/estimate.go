@@ -120,6 +120,13 @@ type estimator struct {
 	stopAt            int64 // the arrival of the throttle that ended the last span (spanStop)
 	fails             int
 
+	// The ramp (see probe): where a window's count does not measure the
+	// quota, a probe that passed raises L̂ by its step, and the next probe
+	// goes at once with the step doubled, below ceil, the lowest level
+	// a probe of the ramp failed at; a failed one halves the step. step
+	// is 0 outside a ramp (a probe sends one more), ceil 0 with no fail.
+	step, ceil int64
+
 	cwnd  int64 // slow start's cap on requests in flight while cold, less initialWindow
 	grown int64 // successes since the cap last grew by one, after a stray
 }
@@ -395,8 +402,17 @@ const minProbeGap = 200
 // fail: their spacing holds their cost, and a raise after an hour at
 // one quota is found as soon as one after a minute. The first probe
 // after the learner settled comes sooner, two windows on: a quota that
-// just changed may change again (an incident ending).
+// just changed may change again (an incident ending); settling ends a
+// ramp (see raise). In a ramp, the next probe comes one window after one
+// failed: the halving step bounds what its probes cost.
 func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled bool) {
+	if settled {
+		e.step, e.ceil = 0, 0
+	}
+	if e.step > 0 {
+		e.probeAt, e.probeSeq = now+e.win, next
+		return
+	}
 	if settled && e.fails == 0 {
 		e.probeAt = now + 2*e.win
 		e.probeSeq = next + uint64(2*e.limit)
@@ -417,9 +433,11 @@ func (e *estimator) paced(maxPause int64) uint64 {
 // callers wait on the pacer (demand), and judges a span once a request
 // admitted late after its end is answered (late: how long after their
 // requests other processes' answers may come, see ObserveRelayed). A
-// span whose requests, one more than L̂ per window, all got through means
-// the quota grew: the learner sends until a throttle, as when cold, and
-// measures again. It reports whether the pacer must change.
+// span whose requests, one more than L̂ per window (the step more, in a
+// ramp), all got through means the quota grew. Where a window's count
+// measures the quota (see counts), the learner sends until a throttle,
+// as when cold, and measures again; elsewhere it ramps: see raise.
+// It reports whether the pacer must change.
 func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late, maxPause int64) bool {
 	if e.phase != PhaseSettled || e.seeking {
 		return false
@@ -440,12 +458,21 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late,
 			e.schedule(now, next, maxPause, false)
 			return true
 		}
-		e.fails, e.followed = 0, false
+		e.fails = 0
+		if !e.counts() {
+			e.raise(now, next, maxPause)
+			return true
+		}
+		e.followed, e.step, e.ceil = false, 0, 0
 		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
 		e.spanSeq, e.spanStop, e.spanN = next, 0, 0
-		if a, b := e.predict(now); !e.followed && b > now && b-a < e.win/8 {
+		if a, b := e.predict(now); !e.fixed {
+			// A pace with no phase (a sliding log's): a window on,
+			// the server's log holds the span's requests alone.
+			e.spanAt, e.spanEnd = now, now+e.win+spread
+		} else if !e.followed && b > now && b-a < e.win/8 {
 			// The phase is known: the span is the next window.
 			e.spanAt, e.spanEnd = b, b+e.win+spread
 		} else {
@@ -460,6 +487,50 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late,
 		return true
 	}
 	return false
+}
+
+// counts reports whether a window's count measures the quota: the
+// server grants by fixed windows, as the fit named them (the estimator
+// follows one), or as the estimator's own refills pin them, a round
+// length within their bounds or bounds within settleSpan. A sliding
+// log's or a bucket's count depends on when it is taken; and where the
+// estimator settled on loose bounds after maxMeasured windows, its
+// refills followed our own sends, as a sliding log's do.
+func (e *estimator) counts() bool {
+	return e.fixed && (e.followed || e.whi > 0 && (e.win != e.whi || float64(e.whi) <= settleSpan*float64(e.wlo)))
+}
+
+// raise takes a probe that passed where a window's count does not
+// measure the quota (see probe): L̂ grows by the probe's step, what it
+// sent above L̂ per window (less the one more that a probe paced by the
+// fit's window sends: see paceAt), and the next probe goes at once, its
+// step doubled,
+// but at most halfway to the ramp's ceiling. Steps that double find a
+// raise of k in about log2(k) probes; halving steps after one failed
+// keep the search between the level that passed and the one that
+// failed, and end it at one apart.
+func (e *estimator) raise(now int64, next uint64, maxPause int64) {
+	step := max(e.step, 1)
+	e.limit += step
+	if !e.followed {
+		// What passed is L̂ per the shortest window the bounds allow
+		// (see paceAt): a pace, its window's count no measure.
+		e.fixed = false
+		if e.wlo > 0 && e.wlo < e.win {
+			e.win, e.whi = e.wlo, e.wlo
+		}
+	}
+	step *= 2
+	if e.ceil > 0 {
+		step = min(step, (e.ceil-e.limit)/2)
+	}
+	if step < 1 {
+		e.step, e.ceil = 0, 0
+		e.schedule(now, next, maxPause, false)
+		return
+	}
+	e.step = step
+	e.probeAt, e.probeSeq = now, next
 }
 
 // transient takes an answer that failed for no quota reason: while a
@@ -764,8 +835,11 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 		}
 		if seq < e.spanStop {
 			// One sent with the failed probe: a throttle more that
-			// probe cost, and the next comes that much later.
-			e.probeSeq = min(e.probeSeq+minProbeGap, e.spanStop+e.paced(maxPause))
+			// probe cost, and the next comes that much later (in a
+			// ramp, its halving step bounds what it costs).
+			if e.step == 0 {
+				e.probeSeq = min(e.probeSeq+minProbeGap, e.spanStop+e.paced(maxPause))
+			}
 			return 0, false
 		}
 	}
@@ -819,10 +893,18 @@ func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
 
 // spanFailed ends a probe above L̂ that a throttle arrived at a ended: the
 // quota is unchanged, and the server's window is spent. It returns until
-// when to pause (0 for none): until the window surely ended; the next
-// probe comes twice as late.
+// when to pause (0 for none): until the window surely ended. In a ramp,
+// the level failed is its ceiling, and the step halves (see raise).
 func (e *estimator) spanFailed(a int64, next uint64) int64 {
 	e.spanEnd = 0
+	if e.step > 0 {
+		// In a ramp: the level failed bounds it, and the next probe
+		// goes halfway there.
+		e.ceil, e.step = e.limit+e.step, e.step/2
+		if e.step == 0 {
+			e.ceil = 0
+		}
+	}
 	e.fails = min(e.fails+1, 16)
 	e.spanStop, e.stopAt = next, a
 	if _, b := e.predict(a); b > a {
@@ -951,9 +1033,9 @@ func (e *estimator) paceAt(at, spread int64) (limit, win int64) {
 	switch {
 	case limit <= 0 || e.spanEnd == 0 || at < e.spanAt:
 	case e.followed:
-		limit, win = limit+2, e.win
+		limit, win = limit+max(e.step, 1)+1, e.win
 	default:
-		limit, win = limit+1, e.win
+		limit, win = limit+max(e.step, 1), e.win
 		if e.wlo > 0 {
 			win = min(e.wlo, win)
 		}
@@ -1009,7 +1091,7 @@ func (e *estimator) settle(limit int64, fixed bool, delay float64) {
 	e.delay, e.delayed = delay, true
 	e.phase, e.fixed, e.followed, e.limit = PhaseSettled, fixed, true, limit
 	e.seeking, e.coldTest, e.spanTest, e.unsure, e.low = false, false, false, false, 0
-	e.spanEnd, e.fails, e.measured = 0, 0, 0
+	e.spanEnd, e.fails, e.measured, e.step, e.ceil = 0, 0, 0, 0, 0
 	e.start, e.startLo, e.curFrom, e.count = 0, 0, 0, limit
 }
 

@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -167,6 +168,53 @@ func TestProbeSpacing(t *testing.T) {
 		}
 		if want := min(4*minProbeGap, most); e.probeSeq-5 != want {
 			t.Errorf("%d/%v: a failed probe that cost 4 throttles puts the next %d admissions on, want %d", c.limit, c.win, e.probeSeq-5, want)
+		}
+	}
+}
+
+// TestRampBisects: where a window's count does not measure the quota (a
+// sliding log's pace), a probe that passes raises L̂ by what it sent
+// above it and the next goes at once with the step doubled; once one
+// fails, the search halves the step between the level that passed and
+// the one that failed. From L̂ = 50 against a server that grants q per
+// window, the ramp ends at q exactly, within 2·⌈log2(q − 49)⌉ + 2
+// probes, none above 50 + 2·(q − 50) + 1, and the probes after it are
+// spaced as an unchanged quota's are (see TestProbeSpacing).
+func TestRampBisects(t *testing.T) {
+	const maxPause = int64(time.Minute)
+	win := int64(time.Second)
+	for _, q := range []int64{50, 51, 53, 60, 80, 100, 177, 1000} {
+		e := estimator{limit: 50, win: win, wlo: win, whi: win, phase: PhaseSettled}
+		if e.counts() {
+			t.Fatalf("a pace with no phase counts: the ramp is not taken")
+		}
+		probes, top := 0, int64(0)
+		next := uint64(1)
+		for {
+			e.spanAt, e.spanEnd = 0, 1
+			level, _ := e.paceAt(0, 0)
+			probes++
+			top = max(top, level)
+			next += uint64(level)
+			if level <= q {
+				e.spanEnd = 0
+				e.raise(0, next, maxPause)
+			} else {
+				e.spanFailed(0, next)
+				e.schedule(0, next, maxPause, false)
+			}
+			if e.step == 0 || probes > 64 {
+				break
+			}
+		}
+		most := 2*int(math.Ceil(math.Log2(float64(q-49)))) + 2
+		if e.limit != q || probes > most || top > 50+2*(q-50)+1 {
+			t.Errorf("q = %d: the ramp ends at L̂ = %d after %d probes, the highest at %d; want %d within %d probes, none above %d",
+				q, e.limit, probes, top, q, most, 50+2*(q-50)+1)
+		}
+		if e.ceil != 0 || e.probeSeq-next != min(minProbeGap, e.paced(maxPause)) {
+			t.Errorf("q = %d: after the ramp, ceiling %d and the next probe %d admissions on; want none and %d",
+				q, e.ceil, e.probeSeq-next, min(minProbeGap, e.paced(maxPause)))
 		}
 	}
 }

@@ -144,14 +144,17 @@ func TestFitPacesFixedWindow(t *testing.T) {
 // ends measuring about 2 per 60 ms on 11 seeds (goodput 34–82%, up to 37%
 // throttled). The fit names sliding 50/1s, and paced by it a throttle
 // leaves the pace as it is. A seed is good at the goal, goodput ≥ 98%
-// and ≤ 1% throttled; today 9 or 10 of 12 are (98.9–99.5%, 0.4–0.5%
-// throttled, the probes' cost). The misses: seed 5 (98.1%, 2% throttled;
-// it stalled measuring, as in TestFitPacesFixedWindow, at 52%), seed 7
-// (4.5% throttled), and seed 11 in 4 of 15 runs under -race (4.3%): the
-// fake's draws are seeded but the order in which the bubble runs its
-// goroutines is not, and there a fit names a token bucket. The
-// regression floor, 9, is the low end of that spread. Every seed must
-// end settled.
+// and ≤ 1% throttled; today 9 or 10 of 12 are (98.9–99.3%, 0.4–0.5%
+// throttled, the probes' cost), over 15 runs under -race: the fake's
+// draws are seeded but the order in which the bubble runs its
+// goroutines is not. The regression floor, 9, is the low end of that
+// spread. The misses are short of goodput only (83–84%): seeds 7 and 5,
+// and seed 11 in 3 of 15 runs, settle on the estimator's own window,
+// 1.2–1.4 s long, and ramp their probes from there to 47–50 per s,
+// which takes the measured stretch. Every seed must end settled, and no
+// seed throttles more than 1% (0.3–0.53% over those runs): a probe that
+// passed on a sliding log once sent the learner back to slow start,
+// whose burst threw 2–4.5% of a seed's requests at throttles.
 func TestFitPacesSlidingLog(t *testing.T) {
 	const seeds, floor = 12, 9
 	q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}
@@ -167,6 +170,9 @@ func TestFitPacesSlidingLog(t *testing.T) {
 		}
 		t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v; goodput %.1f%%, throttled %.2f%%; good %v",
 			seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, 100*s.goodput(), 100*s.throttledShare(), ok)
+		if s.throttledShare() > 0.01 {
+			t.Errorf("seed %d: %.2f%% throttled from 15 s, want ≤ 1%%: a probe that passed sent a burst", seed+1, 100*s.throttledShare())
+		}
 	}
 	if good < floor {
 		t.Errorf("%d of %d seeds good, floor %d", good, seeds, floor)
