@@ -47,7 +47,7 @@
 //     that spent it began. Shedding refuses one here and there and makes
 //     no such run, which is how the two are told apart.
 //
-// A Fit costs 110–120 µs on a full record on a 2-core machine
+// A Fit costs 50–60 µs on a full record on a 2-core machine
 // (BenchmarkFit) and allocates next to nothing; a caller fits where the
 // answers turn, not on every answer.
 package fit
