@@ -400,11 +400,12 @@ func (f *fitter) score(r Rule) cand {
 	return c
 }
 
-// loads sets f.load for r's time parameters, with the record's beginning:
-// at the first throttle the rule's count was spent, by requests the
-// record does not hold. It tallies them for threshold; booked says a
-// run of throttles that filled a fixed window may be booked to others
-// (see fills).
+// loads tallies, for threshold, each sample's load under r's time
+// parameters, with the record's beginning: at the first throttle the
+// rule's count was spent, by requests the record does not hold. booked
+// says a run of throttles that filled a fixed window may be booked to
+// others (see fills). f.load is left set but for a fixed window, which
+// is tallied a window at a time (tallyFixed); loadsOnly sets it.
 func (f *fitter) loads(r Rule, booked bool) {
 	if r.Kind == Fixed && f.tallyFixed(r, booked) {
 		return
@@ -485,7 +486,8 @@ func (f *fitter) tallyFixed(r Rule, booked bool) bool {
 	hs := slices.Grow(f.hs[:0], n+2)[:n+2]
 	ht := slices.Grow(f.ht[:0], n+2)[:n+2]
 	// by is, for each m, the windows (or stretches) with m successes
-	// tallied; all zero between calls, but after a panic.
+	// tallied. It is left zero, and cleared first where a panic may have
+	// left it otherwise.
 	by := slices.Grow(f.byM[:0], n+1)[:n+1]
 	clear(by[:min(f.byUsed, len(by))])
 	f.byUsed = len(by)
@@ -493,9 +495,11 @@ func (f *fitter) tallyFixed(r Rule, booked bool) bool {
 	hs[0], ht[0] = 0, 0
 	runs := f.runs
 	zero := false // the window before ended at load 0
-	throttle := func(i, j int, ld int64) {
+	// throttle scores the throttle at t, in the window that ends before
+	// j, at load ld: a fill where no success follows it in the window.
+	throttle := func(t, j int, ld int64) {
 		cost := int32(2)
-		if booked && cum[j] == cum[i] && (ld > 0 || cum[n] == cum[j]) {
+		if booked && cum[j] == cum[t] && (ld > 0 || cum[n] == cum[j]) {
 			cost = 1
 		}
 		if top < ld {
@@ -515,7 +519,7 @@ func (f *fitter) tallyFixed(r Rule, booked bool) bool {
 			step *= 2
 		}
 		hi := min(lo, n)
-		lo = max(lo-step/2, i+1)
+		lo = max(lo-step/2, i+1) // the last probe still in the window, or i+1
 		for lo < hi {
 			if mid := int(uint(lo+hi) >> 1); s[mid].at < end {
 				lo = mid + 1
@@ -566,6 +570,7 @@ func (f *fitter) tallyFixed(r Rule, booked bool) bool {
 		clear(ht[top+1 : most])
 		top = int64(most - 1)
 	}
+	// The successes at load l: the windows with more than l.
 	acc := int32(0)
 	for l := most - 1; l >= 0; l-- {
 		acc += by[l+1]
