@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -36,5 +37,30 @@ func TestPrefers(t *testing.T) {
 	}
 	if new(Record).Prefers(right, Rule{}) {
 		t.Error("an empty record prefers a rule")
+	}
+}
+
+// TestPrefersOddRules: rules no fit would name (a bucket whose rate is
+// tiny, huge, zero, negative or not a number; a window of a nanosecond
+// or a century) are judged without a panic, and not preferred to the
+// server's own.
+func TestPrefersOddRules(t *testing.T) {
+	q := fakecloud.Quota{Policy: fakecloud.FixedWindow, Limit: 50, Window: time.Second, Offset: 300 * time.Millisecond}
+	right := ruleOf(q)
+	r := recordOf(burstsTo(t, q, Size+100, 12, q.Window/10, 30))
+	for _, odd := range []Rule{
+		{Kind: Bucket, Limit: 5, Rate: 1e-300},
+		{Kind: Bucket, Limit: 5, Rate: 1e300},
+		{Kind: Bucket, Limit: 5, Rate: 0},
+		{Kind: Bucket, Limit: 5, Rate: -1},
+		{Kind: Bucket, Limit: 5, Rate: math.NaN()},
+		{Kind: Bucket, Limit: 5, Rate: math.Inf(1)},
+		{Kind: Fixed, Limit: 5, Window: 1},
+		{Kind: Sliding, Limit: 5, Window: 100 * 365 * 24 * time.Hour},
+		{Kind: Fixed, Limit: math.MaxInt64, Window: time.Second},
+	} {
+		if r.Prefers(odd, right) {
+			t.Errorf("%v preferred to the server's %v", odd, right)
+		}
 	}
 }

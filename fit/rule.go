@@ -190,7 +190,7 @@ func (m *meter) load(at int64, level int32) int64 {
 		if debt <= 1e-9 {
 			return 0
 		}
-		return int64(math.Ceil(debt - 1e-9))
+		return tokens(debt)
 	case Cap:
 		return int64(level) - 1
 	}

@@ -629,7 +629,7 @@ func (f *fitter) loadsBucket(load []int64, r Rule) {
 		if debt := (tat - at) * perNs; debt <= 1e-9 {
 			load[i] = 0
 		} else {
-			load[i] = int64(math.Ceil(debt - 1e-9))
+			load[i] = tokens(debt)
 		}
 		if !s.thr {
 			tat = max(tat, at) + tick
@@ -657,7 +657,7 @@ func (f *fitter) loadsBucket(load []int64, r Rule) {
 			// unknown: whether one is there now is unknown too.
 			load[i] = unjudged
 		case d > 1e-9:
-			load[i] = int64(math.Ceil(d - 1e-9))
+			load[i] = tokens(d)
 		default:
 			load[i] = 0
 		}
@@ -1125,6 +1125,19 @@ func (f *fitter) others(r Rule) float64 {
 	slices.Sort(short)
 	return float64(short[len(short)/2])
 }
+
+// tokens returns a bucket's debt x as a load: x rounded up, but for
+// the float's rounding; past what any record counts (or not a number, as
+// a rate overflowing its tick makes), maxTokens.
+func tokens(x float64) int64 {
+	if !(x < maxTokens) {
+		return maxTokens
+	}
+	return int64(math.Ceil(x - 1e-9))
+}
+
+// maxTokens is a load no record reaches: Size answers at most.
+const maxTokens = 1 << 40
 
 func b2i(b bool) int {
 	if b {
