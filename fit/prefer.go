@@ -17,10 +17,18 @@ import "math"
 func (r *Record) Prefers(a, b Rule) bool {
 	f := fitters.Get().(*fitter)
 	defer fitters.Put(f)
+	return f.prefers(r, a, b)
+}
+
+// prefers is Prefers on fitter f, whatever it last fitted: a fixed
+// window's start is placed by the refills of r (see judge), which are
+// found anew, not read from the record f fitted before.
+func (f *fitter) prefers(r *Record, a, b Rule) bool {
 	f.samples(r, r.delay())
 	if !f.begin() {
 		return false
 	}
+	f.refills()
 	return f.judge(a).beats(f.judge(b))
 }
 
