@@ -162,7 +162,8 @@
 // estimate above wrong: when a fit names one, L less Ô per W, that the
 // fit before it named too, with throttles between, and that explains the
 // answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers,
-// each at its own limit), the estimator settles on it
+// each at its own limit; weighed at each fit and, while the estimator is
+// settled, as often between fits), the estimator settles on it
 // (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
 // window's starts (a sliding log's follow our own sends: none is kept),
 // and a request reaches the server where the fit's delay into the round

@@ -21,6 +21,7 @@ type fitted struct {
 	thr   bool   // the last answer recorded was a throttle
 	again bool   // the fit in force names the rule the one before it named, with runs of throttles between (see alike)
 	since uint64 // answers recorded since the last fit
+	heard uint64 // answers recorded since the fit in force was last weighed against the estimate
 	runs  uint64 // runs of throttles recorded
 	runAt uint64 // runs when the fit in force was made
 }
@@ -35,7 +36,12 @@ type fitted struct {
 // throttles once in hundreds keeps the fit it made while it still held
 // throttles. Counts that outlive the ring, so that long windows and rare
 // probes keep their evidence, are the next stage's (#35).
-func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit bool) {
+//
+// Between fits, it says when the fit in force is due to be weighed
+// against the estimate again (weigh): as often as it would fit, where
+// the answers turn, so that the record's evidence, which grows, is
+// heard.
+func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit, weigh bool) {
 	d.rec.Add(fit.Answer{
 		Sent:      time.Unix(0, t.at),
 		Answered:  time.Unix(0, now),
@@ -43,10 +49,12 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit bool) {
 		Throttled: throttled,
 	})
 	d.since++
+	d.heard++
+	every := uint64(max(d.rec.Len()/16, 1))
 	if throttled && !d.thr {
 		d.runs++
 	}
-	if throttled != d.thr && d.since >= uint64(max(d.rec.Len()/16, 1)) {
+	if throttled != d.thr && d.since >= every {
 		if f := d.rec.Fit(); !d.stands(f) {
 			d.again = alike(f.Best, d.fit.Best) && d.runs > d.runAt
 			d.fit, d.runAt, refit = f, d.runs, true
@@ -54,7 +62,11 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit bool) {
 		d.since = 0
 	}
 	d.thr = throttled
-	return refit
+	weigh = refit || d.heard >= every
+	if weigh {
+		d.heard = 0
+	}
+	return refit, weigh
 }
 
 // stands reports whether the fit in force stands against a new one f:
@@ -99,7 +111,8 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 		}
 		s.fit = new(fitted)
 	}
-	return s.fit.record(t, now, throttled) && l.followFit(now)
+	refit, weigh := s.fit.record(t, now, throttled)
+	return weigh && l.followFit(now, refit)
 }
 
 // followFit hands a window the fit names, fixed or sliding, to the
@@ -112,12 +125,18 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 // off, or a fraction of the window, which explain a few refills by luck.
 // A fit of another kind, a window off the grid, or an estimator with no
 // window yet leaves the estimator as it is: those pace by the fit in the
-// next stages (#35). l.mu is held.
-func (l *Limiter) followFit(now int64) bool {
+// next stages (#35).
+//
+// It weighs at each fit (fresh) and between fits, while the estimator
+// is settled: the record's evidence grows. While the estimator measures
+// after a probe passed, the record still holds the quota before the
+// raise, and the fit made on it is stale. l.mu is held.
+func (l *Limiter) followFit(now int64, fresh bool) bool {
 	s := &l.s
 	e, d := s.e, s.fit
 	b := d.fit.Best
-	if e == nil || b.Kind != fit.Fixed && b.Kind != fit.Sliding || !b.OnGrid() || !d.again || e.limit <= 0 || e.win <= 0 || l.frozen() {
+	if e == nil || b.Kind != fit.Fixed && b.Kind != fit.Sliding || !b.OnGrid() || !d.again || e.limit <= 0 || e.win <= 0 || l.frozen() ||
+		!fresh && (e.phase != PhaseSettled || e.seeking) {
 		return false
 	}
 	ours := b
@@ -137,11 +156,13 @@ func (l *Limiter) followFit(now int64) bool {
 	switch {
 	case ours.Limit < 1:
 		return false
-	case e.phase == PhaseSettled && ours.Kind == mine.Kind && ours.Window == mine.Window && ours.Limit >= mine.Limit:
+	case e.phase == PhaseSettled && ours.Kind == mine.Kind && ours.Window == mine.Window && (ours.Limit >= mine.Limit || !fresh):
 		// Settled on the fit's window, the estimator's count is what
 		// the server left us lately (or the fit's own); a higher one is
 		// for its probes to find, paced, not for a fit that books
-		// someone else's spending by its median.
+		// someone else's spending by its median. Between fits, a lower
+		// one is Ô as the record had it before: one fit on a record
+		// that spans a change books the count before it to others.
 		return false
 	case !d.rec.Prefers(ours, mine):
 		return false
