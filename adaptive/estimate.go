@@ -504,11 +504,10 @@ func (e *estimator) counts() bool {
 // measure the quota (see probe): L̂ grows by the probe's step, what it
 // sent above L̂ per window (less the one more that a probe paced by the
 // fit's window sends: see paceAt), and the next probe goes at once, its
-// step doubled,
-// but at most halfway to the ramp's ceiling. Steps that double find a
-// raise of k in about log2(k) probes; halving steps after one failed
-// keep the search between the level that passed and the one that
-// failed, and end it at one apart.
+// step doubled, but at most halfway to the ramp's ceiling. Steps that
+// double find a raise of k in about log2(k) probes; halving steps after
+// one failed keep the search between the level that passed and the one
+// that failed, and end it at one apart.
 func (e *estimator) raise(now int64, next uint64, maxPause int64) {
 	step := max(e.step, 1)
 	e.limit += step
