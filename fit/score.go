@@ -613,40 +613,24 @@ func (f *fitter) loadsSliding(load []int64, w int64) {
 // Before the first throttle, the bucket is taken as full at the record's
 // first answer.
 func (f *fitter) loadsBucket(load []int64, r Rule) {
-	// Before the first throttle: the meter's bucket (see meter.load and
-	// meter.take), inline.
-	base := f.s[0].at
-	perNs, tick, tat := r.Rate/1e9, 0.0, 0.0
-	if r.Rate > 0 {
-		tick = 1e9 / r.Rate
-	}
+	m := newMeter(r, f.s[0].at)
 	for i, s := range f.s[:f.i0] {
-		if tick == 0 {
-			load[i] = math.MaxInt64
-			continue
-		}
-		at := float64(s.at - base)
-		if debt := (tat - at) * perNs; debt <= 1e-9 {
-			load[i] = 0
-		} else {
-			load[i] = tokens(debt)
-		}
+		load[i] = m.load(s.at, 0)
 		if !s.thr {
-			tat = max(tat, at) + tick
+			m.take(s.at)
 		}
 	}
+	perNs := r.Rate / 1e9
 	a0, c0 := f.a0, f.cum[f.i0]
 	cum := f.cum[f.i0:len(f.s)]
 	load = load[f.i0:len(f.s)]
 	peak := 0.0
-	// A positive, finite rate makes z finite and never −0, so the peak
-	// needs none of max's care for NaNs and signed zeros.
-	plain := perNs > 0 && !math.IsInf(perNs, 1)
 	for i, s := range f.s[f.i0:] {
 		z := perNs*float64(s.at-a0) - float64(cum[i]-c0)
-		if !plain {
-			peak = max(peak, z)
-		} else if z > peak {
+		// Not max, whose care for NaNs costs here: where the rate is
+		// not a number, or infinite, z is NaN and every load below
+		// comes to 0 whichever peak is kept.
+		if z > peak {
 			peak = z
 		}
 		switch d := peak - z; {
