@@ -172,9 +172,10 @@
 // does not send the learner back to measuring, nor does a refill missed
 // where predicted, nor refills that contradict each other: the next fit,
 // which holds those answers, says whether the rule changed. A probe
-// above it sends two more per window, over two windows whatever the
-// fit's phase (one more could fall so that no window of the server's
-// holds it). Settled on the fit's window, a higher count is left to the
+// above a fixed window of the fit's sends two more per window, over two
+// windows whatever the fit's phase (one more could fall so that no
+// window of the server's holds it); above a sliding log, over one
+// window, which has no phase. Settled on the fit's window, a higher count is left to the
 // probes: a fit books someone else's spending by its median, which would
 // take from them half the time. Windows off the grid, token buckets, the
 // cap and no quota pace by the fit in the next stages.

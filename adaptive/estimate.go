@@ -1023,10 +1023,11 @@ func (e *estimator) predict(after int64) (a, b int64) {
 
 // paceAt returns what the learner paces admissions at at by, while
 // settled: pace's, or, from the start of a probe above L̂ until it is
-// judged, one more per the shortest window the bounds allow. Paced by the
-// fit's window, whose bounds are the fit's, the probe sends two more per
-// window: at one more, a window of the server's may hold L̂ only, by where
-// the pace falls, and a probe that passed would say nothing.
+// judged, one more per the shortest window the bounds allow (the step
+// more, in a ramp: see raise). Paced by the fit's window, whose bounds
+// are the fit's, the probe sends one more again: at one more, a window
+// of the server's may hold L̂ only, by where the pace falls, and a probe
+// that passed would say nothing.
 func (e *estimator) paceAt(at, spread int64) (limit, win int64) {
 	limit, win = e.pace(spread)
 	switch {
