@@ -157,9 +157,9 @@
 // out, nor when a quota explains more of them than no quota does, by
 // less than chance could.
 //
-// The fit paces two members of the family so far, the fixed window and
-// the sliding log on the grid, and only where the record shows the
-// estimate above wrong: when a fit names one, L less Ô per W, that the
+// The fit paces three members of the family so far, the fixed window
+// and the sliding log on the grid and the token bucket, and only where
+// the record shows the estimate above wrong: when a fit names one, L less Ô per W, that the
 // fit before it named too, with throttles between, and that explains the
 // answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers,
 // each at its own limit; weighed at each fit and, while the estimator is
@@ -177,8 +177,29 @@
 // window of the server's holds it); above a sliding log, over one
 // window, which has no phase. Settled on the fit's window, a higher count is left to the
 // probes: a fit books someone else's spending by its median, which would
-// take from them half the time. Windows off the grid, token buckets, the
-// cap and no quota pace by the fit in the next stages.
+// take from them half the time.
+//
+// A token bucket (rate r, D deep) is taken where, besides the above, the
+// record prefers it to the best fit of every other kind too by more than
+// chance: a window's burst at its start, read early, looks like a bucket
+// as deep as the window's count and as fast as the burst. The pace keeps
+// one step under r, as L̂ per Ŵ with L̂ about 100 (one step, 1% of the
+// rate, is the resolution of our goals, not a guess at the server), with
+// no phase. A bucket grants a burst from its depth whatever its rate, so
+// a probe that drains less says nothing: each probe sends, above the
+// pace, twice D, at a step of at least 2 per Ŵ and for at least a Ŵ,
+// within half of what the record holds. Had r been the pace's, it would
+// have run dry, so one that passes proves r above the pace by half its
+// step: L̂ grows by that, and the next probe goes at once, its step
+// doubled. One that fails leaves L̂ and the bucket dry, and the ramp
+// starts again from the smallest step; the throttle that ended it says
+// when the bucket ran dry, and the next fit, whose rate differs from the
+// pace's by more than a step, is taken again. The depth a record shows
+// is only as deep as it saw the bucket drained, so fits are alike by
+// rate alone, and a passing probe proves less where the bucket is deeper
+// than fitted: the ramp, not the fit, climbs that last stretch.
+// Windows off the grid, the cap and no quota pace by the fit in the
+// next stages.
 //
 // # Admission
 //

@@ -127,6 +127,10 @@ type estimator struct {
 	// is 0 outside a ramp (a probe sends one more), ceil 0 with no fail.
 	step, ceil int64
 
+	// depth is the depth of the token bucket the fit named, where the
+	// estimator paces by one (see adoptBucket); 0 otherwise.
+	depth int64
+
 	cwnd  int64 // slow start's cap on requests in flight while cold, less initialWindow
 	grown int64 // successes since the cap last grew by one, after a stray
 }
@@ -468,7 +472,11 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late,
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
 		e.spanSeq, e.spanStop, e.spanN = next, 0, 0
-		if a, b := e.predict(now); !e.fixed {
+		if a, b := e.predict(now); e.depth > 0 {
+			// A token bucket's: long enough to drain its depth.
+			_, span := e.bucketProbe()
+			e.spanAt, e.spanEnd = now, now+span+spread
+		} else if !e.fixed {
 			// A pace with no phase (a sliding log's): a window on,
 			// the server's log holds the span's requests alone.
 			e.spanAt, e.spanEnd = now, now+e.win+spread
@@ -509,6 +517,16 @@ func (e *estimator) counts() bool {
 // one failed keep the search between the level that passed and the one
 // that failed, and end it at one apart.
 func (e *estimator) raise(now int64, next uint64, maxPause int64) {
+	if e.depth > 0 {
+		// Above a token bucket, a probe that passed proves half its
+		// step: had the rate been L̂'s, it would have drained the
+		// depth twice over. The next goes at once, its step doubled.
+		step, _ := e.bucketProbe()
+		e.limit += max(step/2, 1)
+		e.step = 2 * step
+		e.probeAt, e.probeSeq = now, next
+		return
+	}
 	step := max(e.step, 1)
 	e.limit += step
 	if !e.followed {
@@ -896,6 +914,11 @@ func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
 // the level failed is its ceiling, and the step halves (see raise).
 func (e *estimator) spanFailed(a int64, next uint64) int64 {
 	e.spanEnd = 0
+	if e.depth > 0 {
+		// Above a token bucket: the bucket is dry now, and a probe at
+		// half the step would find it so. The ramp starts again.
+		e.step = 0
+	}
 	if e.step > 0 {
 		// In a ramp: the level failed bounds it, and the next probe
 		// goes halfway there.
@@ -1032,6 +1055,9 @@ func (e *estimator) paceAt(at, spread int64) (limit, win int64) {
 	limit, win = e.pace(spread)
 	switch {
 	case limit <= 0 || e.spanEnd == 0 || at < e.spanAt:
+	case e.depth > 0:
+		step, _ := e.bucketProbe()
+		limit += step
 	case e.followed:
 		limit, win = limit+max(e.step, 1)+1, e.win
 	default:
@@ -1089,7 +1115,7 @@ func (e *estimator) adoptSliding(limit, win int64, delay float64) {
 // throttle in it cuts nothing), and the probes above L̂ begun again.
 func (e *estimator) settle(limit int64, fixed bool, delay float64) {
 	e.delay, e.delayed = delay, true
-	e.phase, e.fixed, e.followed, e.limit = PhaseSettled, fixed, true, limit
+	e.phase, e.fixed, e.followed, e.limit, e.depth = PhaseSettled, fixed, true, limit, 0
 	e.seeking, e.coldTest, e.spanTest, e.unsure, e.low = false, false, false, false, 0
 	e.spanEnd, e.fails, e.measured, e.step, e.ceil = 0, 0, 0, 0, 0
 	e.start, e.startLo, e.curFrom, e.count = 0, 0, 0, limit

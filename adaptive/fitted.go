@@ -85,14 +85,16 @@ func (d *fitted) stands(f fit.Fit) bool {
 }
 
 // alike reports whether two fits name the same rule: of one kind, with
-// windows within 2% and limits within one of each other (a fixed
-// window's start aside). A fit that names what the one before it named,
+// windows and rates within 2% and limits within one of each other (a
+// fixed window's start aside; a token bucket's depth aside too, which a
+// record shows only as deep as it saw the bucket drained, while its
+// pace is its rate). A fit that names what the one before it named,
 // with a run of throttles recorded between them, has predicted answers
 // it was not fitted to: a rule found by luck in a search over many, on a
 // few throttles, rarely does.
 func alike(a, b fit.Rule) bool {
 	d := a.Window - b.Window
-	return a.Kind == b.Kind && max(a.Limit-b.Limit, b.Limit-a.Limit) <= 1 &&
+	return a.Kind == b.Kind && (a.Kind == fit.Bucket || max(a.Limit-b.Limit, b.Limit-a.Limit) <= 1) &&
 		50*max(d, -d) <= max(a.Window, b.Window) && 50*math.Abs(a.Rate-b.Rate) <= max(a.Rate, b.Rate)
 }
 
@@ -115,17 +117,17 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 	return weigh && l.followFit(now, refit)
 }
 
-// followFit hands a window the fit names, fixed or sliding, to the
-// estimator, to pace by, where the record shows the estimator's own
-// wrong: the fit's rule, its Limit less Ô (what we may send), explains
+// followFit hands a window the fit names, fixed or sliding, or a token
+// bucket (see followBucket), to the estimator, to pace by, where the
+// record shows the estimator's own wrong: the fit's rule, its Limit less Ô (what we may send), explains
 // the answers better than L̂ per Ŵ does by more than chance
 // (fit.Record.Prefers). The fit must have named it before, with
 // throttles between (see alike), and its window must be on the grid:
 // early in a record, a search off the grid finds lengths a few percent
 // off, or a fraction of the window, which explain a few refills by luck.
-// A fit of another kind, a window off the grid, or an estimator with no
-// window yet leaves the estimator as it is: those pace by the fit in the
-// next stages (#35).
+// A cap, no quota, a window off the grid, or an estimator with no window
+// yet leaves the estimator as it is: those pace by the fit in the next
+// stages (#35).
 //
 // It weighs at each fit (fresh) and between fits, while the estimator
 // is settled: the record's evidence grows. While the estimator measures
@@ -135,24 +137,19 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	s := &l.s
 	e, d := s.e, s.fit
 	b := d.fit.Best
-	if e == nil || b.Kind != fit.Fixed && b.Kind != fit.Sliding || !b.OnGrid() || !d.again || e.limit <= 0 || e.win <= 0 || l.frozen() ||
+	if e == nil || !d.again || e.limit <= 0 || e.win <= 0 || l.frozen() ||
 		!fresh && (e.phase != PhaseSettled || e.seeking) {
+		return false
+	}
+	switch {
+	case b.Kind == fit.Bucket:
+		return l.followBucket(now, fresh)
+	case b.Kind != fit.Fixed && b.Kind != fit.Sliding || !b.OnGrid():
 		return false
 	}
 	ours := b
 	ours.Limit -= int64(math.Round(d.fit.Others))
-	// The estimator's window, in its own frame (see arrival): a fixed
-	// one, but where it settled on refills no fixed window fits (a
-	// sliding log's). A fixed one begins where its refills put it, and
-	// the fit places it anew (Prefers).
-	mine := fit.Rule{Kind: fit.Sliding, Limit: e.limit, Window: time.Duration(e.win)}
-	if e.fixed || e.phase != PhaseSettled {
-		mine.Kind = fit.Fixed
-		if e.nref > 0 {
-			last := e.ref[(e.nref-1)%maxRefills]
-			mine.Start = time.Unix(0, (last.lo+last.hi)/2)
-		}
-	}
+	mine := e.rule()
 	switch {
 	case ours.Limit < 1:
 		return false
@@ -179,4 +176,49 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	e.schedule(now, l.seq.Load()+1, l.params().maxPause, true)
 	s.fresh = false
 	return true
+}
+
+// followBucket hands the token bucket the fit names to the estimator, to
+// pace by, where the record shows the estimator's own rule wrong (see
+// followFit) and prefers the bucket to the best fit of every other kind
+// too: a fixed window spent in a burst at its start reads, early, as a
+// bucket as deep as its count and as fast as the burst, and paced so,
+// the window's throttles would all come back. Paced by a bucket
+// already, it takes a fit's rate that differs by more than the pace's
+// step (see paceSteps), on a fresh fit: between fits the record is the
+// one the rule in force was weighed on. l.mu is held.
+func (l *Limiter) followBucket(now int64, fresh bool) bool {
+	s := &l.s
+	e, d := s.e, s.fit
+	ours, mine := d.fit.Best, e.rule()
+	if e.depth > 0 && (!fresh || math.Abs(ours.Rate-mine.Rate)*paceSteps <= mine.Rate) {
+		return false
+	}
+	if ours.Rate <= 0 || !d.rec.Prefers(ours, mine) || !d.rec.Prefers(ours, d.fit.RunnerUp) {
+		return false
+	}
+	e.adoptBucket(ours.Rate, ours.Limit, d.fit.Delay)
+	e.schedule(now, l.seq.Load()+1, l.params().maxPause, false)
+	s.fresh = false
+	return true
+}
+
+// rule is the rule the estimator paces by, as the fit would name it, in
+// the estimator's own frame (see arrival): the token bucket it adopted,
+// whose rate is one step above the pace (see adoptBucket); else a fixed window, but where it settled on refills no fixed window
+// fits (a sliding log's). A fixed one begins where its refills put it,
+// and the fit places it anew (Prefers).
+func (e *estimator) rule() fit.Rule {
+	if e.depth > 0 {
+		return fit.Rule{Kind: fit.Bucket, Rate: float64(e.limit+1) * 1e9 / float64(e.win), Limit: e.depth}
+	}
+	r := fit.Rule{Kind: fit.Sliding, Limit: e.limit, Window: time.Duration(e.win)}
+	if e.fixed || e.phase != PhaseSettled {
+		r.Kind = fit.Fixed
+		if e.nref > 0 {
+			last := e.ref[(e.nref-1)%maxRefills]
+			r.Start = time.Unix(0, (last.lo+last.hi)/2)
+		}
+	}
+	return r
 }

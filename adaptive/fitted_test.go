@@ -198,3 +198,43 @@ func TestSettlesOnInstantAnswers(t *testing.T) {
 		t.Errorf("goodput %.1f%% from 5 s to 30 s, want ≥ 95%%", 100*g)
 	}
 }
+
+// TestFitPacesTokenBucket: against a token bucket of 30 a second, 60
+// deep, answering in 2 ms (the matrix's cell), 32 callers from a cold
+// start on 12 seeds of the fake, measured from 20 s to 30 s. The
+// estimator alone cannot name a bucket: it paces about 1 per 33 ms, and
+// its probes' ramps spend the depth in bursts, 3–16% throttled. Where
+// the record prefers the bucket the fit names, over our rule and over
+// the best of every other kind, the pacer takes it, 1% under its rate,
+// and probes above it (see adoptBucket). A seed is good with ≤ 1%
+// throttled. Over 20 runs under -race, 9–12 seeds are good and 6–11 end
+// paced by the fit (the fake's draws are seeded, the order in which the
+// bubble runs goroutines is not; a seed the fit took late, at 25 s,
+// throttled 10% before): the regression floor, 8, leaves one seed
+// below the fewest seen. Goodput is logged, not asserted: the fit's
+// rate comes out 3–10% under the bucket's, and the probes climb it back
+// a step at a time (the goal is 98%, #35).
+func TestFitPacesTokenBucket(t *testing.T) {
+	const seeds, floor = 12, 8
+	q := fakecloud.Quota{Policy: fakecloud.TokenBucket, Limit: 30, Window: time.Second, Burst: 60}
+	fast := fakecloud.Faults{LatencyRate: 1, Latency: 2 * time.Millisecond}
+	good, byFit := 0, 0
+	for seed := range uint64(seeds) {
+		s, sn := seededRun(t, q, fast, seed+1, 20*time.Second)
+		ok := s.throttledShare() <= 0.01
+		if ok {
+			good++
+		}
+		if sn.PacedByFit {
+			byFit++
+		}
+		t.Logf("seed %d: %v %d per %v, paced by the fit %v, fit %v; goodput %.1f%%, throttled %.2f%%; good %v",
+			seed+1, sn.Phase, sn.LearnedLimit, sn.LearnedWindow, sn.PacedByFit, sn.Fit.Best, 100*s.goodput(), 100*s.throttledShare(), ok)
+	}
+	if good < floor {
+		t.Errorf("%d of %d seeds good, floor %d", good, seeds, floor)
+	}
+	if byFit == 0 {
+		t.Error("no seed paced by the fit")
+	}
+}

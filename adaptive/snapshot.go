@@ -77,11 +77,16 @@ type Snapshot struct {
 	// best of another kind, and Ô, what someone we cannot see spends. The
 	// zero Fit until the tenant's first throttle while the server says no
 	// limit. PacedByFit says the estimate above is the fit's: a fixed
-	// window or a sliding log it named, Limit less Ô per Window, which
+	// window, a sliding log (Limit less Ô per Window) or a token bucket
+	// it named, which
 	// the record showed right where the estimator's own was wrong (see
-	// the package doc).
+	// the package doc). PacedBy is the rule the estimate paces by, as
+	// package fit names rules: where the fit named a token bucket, its
+	// rate and depth (LearnedLimit per LearnedWindow is then 1% under
+	// that rate, kept as about 100 per window); zero while not settled.
 	Fit        fit.Fit
 	PacedByFit bool
+	PacedBy    fit.Rule
 }
 
 // ClassSnapshot is one priority class's part of a tenant's line (see
@@ -135,6 +140,9 @@ func (l *Limiter) Snapshot() Snapshot {
 			sn.Learned = float64(e.limit) / time.Duration(e.win).Seconds()
 		}
 		sn.PacedByFit = e.followed && e.phase == PhaseSettled
+		if e.phase == PhaseSettled {
+			sn.PacedBy = e.rule()
+		}
 	}
 	if f := s.f; f != nil {
 		sn.InFlightLimit, sn.InFlightCap = f.limit, f.cap()

@@ -21,8 +21,11 @@
 //     grid of round values servers use (1 s … 1 h) or off it, from the
 //     intervals in which refills fell (a throttle, then a success); a
 //     fixed window's start where the most of those intervals meet; a
-//     bucket's rate between the bounds that pairs of throttles set. Its
-//     Limit is then computed, not searched: the count that costs least.
+//     bucket's rate between the bounds that pairs of throttles set, and
+//     no bucket where those bounds cross by more than a round trip's
+//     uncertainty explains (a burst, then throttles for seconds: a
+//     window's). Its Limit is then computed, not searched: the count
+//     that costs least.
 //   - The cost of a member on the record: a success it forbids is heavy
 //     (4), it says that rule is wrong; a run of throttles it does not
 //     explain costs 1, as it does to no quota, or half where the run

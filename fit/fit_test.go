@@ -320,3 +320,38 @@ func TestOnGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestFitNoBucketForBursts: a fixed window of 200 per 10 s, which 256
+// callers spend at each window's start in a burst of 2 ms, the 56 over
+// it throttled among the 200, then seek the next window with probes at
+// intervals that double (answers in 2 ms). The burst between two
+// throttles bounds a bucket's rate below at about 200 per 2 ms, the
+// probes throttled after it above at a few a second: no bucket grants
+// these answers, and none is named, best or runner-up. Before the
+// bounds were compared, a bucket 199 deep at 10,000s a second fitted
+// such records best in the matrix's "256 callers" cell, the throttles
+// after the burst unexplained, and paced by, it threw a third of the
+// cell's requests at throttles.
+func TestFitNoBucketForBursts(t *testing.T) {
+	r := new(Record)
+	at := time.Unix(1e9, 0)
+	add := func(thr bool) {
+		r.Add(Answer{Sent: at, Answered: at.Add(2 * time.Millisecond), InFlight: 1, Throttled: thr})
+	}
+	for w := range 3 {
+		at = time.Unix(1e9, 0).Add(time.Duration(w)*10*time.Second + time.Millisecond)
+		for i := range 256 {
+			add(i%4 == 0 && i/4 < 56 && i > 0 || i == 0 && w == 0)
+			at = at.Add(8 * time.Microsecond)
+		}
+		for gap := 2 * time.Millisecond; at.Add(gap).Before(time.Unix(1e9, 0).Add(time.Duration(w+1) * 10 * time.Second)); gap *= 2 {
+			at = at.Add(gap)
+			add(true)
+		}
+	}
+	ft := r.Fit()
+	t.Logf("fit %v (%.3f), runner-up %v (%.3f)", ft.Best, ft.Score, ft.RunnerUp, ft.RunnerUpScore)
+	if ft.Best.Kind == Bucket || ft.RunnerUp.Kind == Bucket {
+		t.Errorf("fit %v, runner-up %v: want no bucket", ft.Best, ft.RunnerUp)
+	}
+}

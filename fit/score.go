@@ -112,6 +112,7 @@ type view struct {
 	i0     int   // its index in s
 	refill int64 // the first success after it; 0 if none
 	last   int64 // the last arrival
+	rt     int64 // the mean round trip: a request arrived within it of where its sample places it
 	levels bool  // some answers count requests in flight
 }
 
@@ -324,13 +325,17 @@ func (f *fitter) samples(r *Record, q int) {
 	start := (r.next - r.n + Size) % Size
 	// The ring holds them oldest first from start, wrapping at its end.
 	older, newer := r.ring[start:min(start+r.n, Size)], r.ring[:max(start+r.n-Size, 0)]
+	var rt int64
 	for i, e := range older {
 		f.s[i] = sample{at: e.sent + int64(e.rt)*1000*int64(q)/delaySteps, level: int32(e.level), thr: e.thr}
+		rt += int64(e.rt)
 	}
 	s := f.s[len(older):]
 	for i, e := range newer {
 		s[i] = sample{at: e.sent + int64(e.rt)*1000*int64(q)/delaySteps, level: int32(e.level), thr: e.thr}
+		rt += int64(e.rt)
 	}
+	f.rt = rt * 1000 / int64(max(r.n, 1))
 }
 
 // begin sorts the samples by arrival and finds where the record begins.
@@ -1037,11 +1042,16 @@ func (f *fitter) bucket(lo, hi float64) cand {
 // those with the first and the last). A throttle at t with no success
 // since one at s earned less than a token since: rate < 1/(t − s). If the
 // bounds cross (arrivals are estimates), the upper is taken a factor
-// bucketSpan above the lower. lo is 0 if no pair bounds the rate.
+// bucketSpan above the lower. lo is 0 if no pair bounds the rate, and
+// where no bucket grants the answers: where the bounds cross even with
+// each arrival moved a round trip the way that widens them. A fixed
+// window's burst and the throttles until its next refill read as a
+// bucket as fast as the burst that then earned nothing for seconds.
 func (f *fitter) bucketRates() (lo, hi float64) {
 	f.thrAt, f.thrC = f.thrAt[:0], f.thrC[:0]
 	n, okAt := 0, int64(0)
 	hi = math.Inf(1)
+	loSure, hiSure := 0.0, math.Inf(1) // each arrival moved a round trip to widen them
 	for _, s := range f.s {
 		if !s.thr {
 			n, okAt = n+1, s.at
@@ -1050,11 +1060,15 @@ func (f *fitter) bucketRates() (lo, hi float64) {
 		f.thrAt, f.thrC = append(f.thrAt, s.at), append(f.thrC, n)
 		if okAt != 0 && s.at > okAt {
 			hi = min(hi, 1e9/float64(s.at-okAt))
+			if d := s.at - okAt - 2*f.rt; d > 0 {
+				hiSure = min(hiSure, 1e9/float64(d))
+			}
 		}
 	}
 	bound := func(i, j int) {
 		if d := f.thrAt[j] - f.thrAt[i]; d > 0 {
 			lo = max(lo, float64(f.thrC[j]-f.thrC[i]-1)/(float64(d)/1e9))
+			loSure = max(loSure, float64(f.thrC[j]-f.thrC[i]-1)/(float64(d+2*f.rt)/1e9))
 		}
 	}
 	last := len(f.thrAt) - 1
@@ -1064,6 +1078,9 @@ func (f *fitter) bucketRates() (lo, hi float64) {
 		}
 		bound(0, i)
 		bound(i, last)
+	}
+	if loSure > hiSure {
+		return 0, 0
 	}
 	if math.IsInf(hi, 1) || hi <= lo*(1+1.0/bucketTries) {
 		hi = lo * bucketSpan

@@ -193,6 +193,9 @@ func estimateString(r *Result) string {
 	s += ", " + sn.Source.String()
 	if sn.PacedByFit {
 		s += ", paced by the fit"
+		if sn.PacedBy.Kind == fit.Bucket {
+			s += "'s " + sn.PacedBy.String()
+		}
 	}
 	return s + fitString(sn.Fit)
 }
