@@ -119,8 +119,9 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 
 // followFit hands a window the fit names, fixed or sliding, or a token
 // bucket (see followBucket), to the estimator, to pace by, where the
-// record shows the estimator's own wrong: the fit's rule, its Limit less Ô (what we may send), explains
-// the answers better than L̂ per Ŵ does by more than chance
+// record shows the estimator's own wrong: the fit's rule, its Limit
+// less Ô (what we may send), explains the answers better than L̂ per Ŵ
+// does by more than chance
 // (fit.Record.Prefers). The fit must have named it before, with
 // throttles between (see alike), and its window must be on the grid:
 // early in a record, a search off the grid finds lengths a few percent
@@ -205,9 +206,10 @@ func (l *Limiter) followBucket(now int64, fresh bool) bool {
 
 // rule is the rule the estimator paces by, as the fit would name it, in
 // the estimator's own frame (see arrival): the token bucket it adopted,
-// whose rate is one step above the pace (see adoptBucket); else a fixed window, but where it settled on refills no fixed window
-// fits (a sliding log's). A fixed one begins where its refills put it,
-// and the fit places it anew (Prefers).
+// whose rate is one step above the pace (see adoptBucket); else a fixed
+// window, but where it settled on refills no fixed window fits (a
+// sliding log's). A fixed one begins where its refills put it, and the
+// fit places it anew (Prefers).
 func (e *estimator) rule() fit.Rule {
 	if e.depth > 0 {
 		return fit.Rule{Kind: fit.Bucket, Rate: float64(e.limit+1) * 1e9 / float64(e.win), Limit: e.depth}

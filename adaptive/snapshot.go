@@ -78,9 +78,8 @@ type Snapshot struct {
 	// zero Fit until the tenant's first throttle while the server says no
 	// limit. PacedByFit says the estimate above is the fit's: a fixed
 	// window, a sliding log (Limit less Ô per Window) or a token bucket
-	// it named, which
-	// the record showed right where the estimator's own was wrong (see
-	// the package doc). PacedBy is the rule the estimate paces by, as
+	// it named, which the record showed right where the estimator's own
+	// was wrong (see the package doc). PacedBy is the rule the estimate paces by, as
 	// package fit names rules: where the fit named a token bucket, its
 	// rate and depth (LearnedLimit per LearnedWindow is then 1% under
 	// that rate, kept as about 100 per window); zero while not settled.
