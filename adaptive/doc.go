@@ -219,9 +219,10 @@
 // the bucket and the window; the others sleep until it goes. So a pause, a
 // new estimate or a full window shifts the line and never reorders it, but
 // for one thing: a pause's probe, a test the server may throttle, is sent
-// by the first caller on its first attempt of the lowest class in line,
-// and those ahead of it go right after its answer, so that no retry takes
-// every failed probe and the class that can wait takes the risk. ReserveAt
+// by the caller in line whose call has made the fewest attempts (a first
+// attempt before any retry), then of the lowest class, and those ahead of
+// it go right after its answer, so that no call takes every failed probe
+// and the class that can wait takes the risk. ReserveAt
 // and AllowAt admit only while no one waits in line. Snapshot.Classes
 // counts each class's callers in line, admitted from it and refused in it.
 // Wait never sleeps past the context's deadline, and never admits a

@@ -56,7 +56,7 @@ type queued struct {
 	arrived  int64  // first arrival, Unix ns
 	seq      uint64 // order of joining, among equal arrivals
 	class    int    // Priority.Index: 0 the highest
-	retry    bool   // a retry: its call's first attempt went before
+	attempts int    // its call's attempts, this one included (1 if unknown)
 	lead     bool   // goes first, to probe, ahead of the retries (see yieldProbe)
 	deadline int64  // Unix ns; 0 for none
 	turn     chan struct{}
@@ -94,15 +94,15 @@ func (l *Limiter) queue() *line {
 }
 
 // join puts a caller of class p who arrived first at arrived (Unix ns) in
-// line, in order, at now; retry says it is not its call's first attempt.
+// line, in order, at now, on its call's attempt number attempts.
 // It returns the caller's place, or, if its estimated admission passes its
 // deadline, the refusal and no place.
-func (ln *line) join(now, arrived, deadline int64, p Priority, retry bool) (*queued, *WaitError) {
+func (ln *line) join(now, arrived, deadline int64, p Priority, attempts int) (*queued, *WaitError) {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	w := ln.place()
 	w.arrived, w.deadline, w.out, w.refused = arrived, deadline, false, nil
-	w.class, w.retry, w.lead = p.Index(), retry, false
+	w.class, w.attempts, w.lead = p.Index(), max(attempts, 1), false
 	ln.joined++
 	w.seq = ln.joined
 	i, _ := slices.BinarySearchFunc(ln.q, w, func(x, w *queued) int {
@@ -222,31 +222,34 @@ const owed = 1 - 1e-9
 const maxFree = 64
 
 // yieldProbe hands the probe that the head w would send to the caller
-// who should take it, if that is not w: the first caller on its first
-// attempt of the lowest class in line. A probe is a test that the server
-// may throttle, and its caller pays for a throttle with a retry's wait.
-// So it is not a retry's: a call that goes first at each probe because it
-// keeps its place would take every failed probe, one attempt each, until
-// it gives up. And it is not a higher class's while a lower one waits:
-// the class that can wait takes the risk. That caller goes first, to
-// probe; w and those before it go right after. It reports whether w
-// yielded. A retry with none but retries behind it probes itself.
+// who should take it, if that is not w: the caller in line whose call has
+// made the fewest attempts, then of the lowest class, then first in line.
+// A probe is a test that the server may throttle, and its caller pays for
+// a throttle with a retry's wait. So it goes to a first attempt before a
+// retry: a call that went first at each probe because it keeps its place
+// would take every failed probe, one attempt each, until it gave up. And
+// where every caller in line is a retry (a cold start's burst throttled
+// them all), to one that has taken fewer than the others: each failed
+// probe adds an attempt to the call that took it, so the next goes to
+// another. Among equals, the class that can wait takes the risk. That
+// caller goes first, to probe; w and those before it go right after. It
+// reports whether w yielded.
 func (ln *line) yieldProbe(w *queued) bool {
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	if ln.head != w {
 		return false
 	}
-	j := -1
-	for c := classes - 1; c >= 0 && j < 0; c-- {
-		if ln.waiting[c] > 0 && (c > w.class || w.retry) {
-			j = slices.IndexFunc(ln.q, func(x *queued) bool { return x.class == c && !x.retry })
+	f := w
+	for _, x := range ln.q {
+		if x.attempts < f.attempts || x.attempts == f.attempts && x.class > f.class {
+			f = x
 		}
 	}
-	if j < 0 || ln.q[j] == w {
+	if f == w {
 		return false
 	}
-	f := ln.q[j]
+	j := slices.Index(ln.q, f)
 	f.lead = true
 	ln.q = slices.Delete(ln.q, j, j+1)
 	ln.q = slices.Insert(ln.q, 0, f)

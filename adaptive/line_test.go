@@ -334,6 +334,35 @@ func TestLineRetryDoesNotProbe(t *testing.T) {
 	})
 }
 
+// TestLineProbeSpreadsOverRetries: where every caller in line is a retry
+// (a cold start's burst throttled them all), the probe goes to the call
+// that has made the fewest attempts, not to the first in line: a call that
+// took each failed probe because it keeps its place gave up after five
+// attempts in the example's test (TestDemo, seed 0, in CI). The others go
+// in their order after the probe's answer.
+func TestLineProbeSpreadsOverRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, start := pausedForProbe()
+		retry := func(attempts int, first time.Duration) context.Context {
+			rec := call.New(start.Add(first))
+			for range attempts {
+				rec.Attempt()
+			}
+			return call.With(t.Context(), rec)
+		}
+		ctxs := map[string]context.Context{
+			"a": retry(3, -3*time.Second), // first in line, two probes failed already
+			"b": retry(2, -2*time.Second),
+			"c": retry(2, -time.Second),
+		}
+		out := queueUp(t, l, start, ctxs, "a", "b", "c")
+		order := admitEach(t, out, 3, "b")
+		if want := []string{"b", "a", "c"}; !slices.Equal(order, want) {
+			t.Fatalf("admitted in the order %v, want %v", order, want)
+		}
+	})
+}
+
 // pausedForProbe returns a limiter at 10/s paused for a second by a
 // throttle with Retry-After, after which it sends one probe.
 func pausedForProbe() (*Limiter, time.Time) {

@@ -67,7 +67,7 @@ func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
 		dl = deadline.UnixNano()
 	}
 	ln := l.queue()
-	w, refused := ln.join(ns, arrived, dl, PriorityFrom(ctx), call.Retried(ctx))
+	w, refused := ln.join(ns, arrived, dl, PriorityFrom(ctx), call.Attempts(ctx))
 	if refused != nil {
 		return Ticket{}, refused
 	}

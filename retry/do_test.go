@@ -293,17 +293,18 @@ func TestGiveUpErrorMessage(t *testing.T) {
 // TestDoCarriesFirstAttempt: every attempt's context says when the call's
 // first attempt began, so that a retry keeps that place in its tenant's
 // line (see adaptive.Limiter.Wait); a Do within another's attempt keeps
-// the outer call's start. Each attempt after the first says it is a retry.
+// the outer call's start. Each attempt says its number (a call within
+// another counts its own).
 func TestDoCarriesFirstAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &Policy{Rand: constRand(0.5), NoBudget: true}
 		start := time.Now()
 		var firsts []time.Time
-		var retried []bool
+		var attempts []int
 		calls := 0
 		err := Do(t.Context(), p, func(ctx context.Context) error {
 			firsts = append(firsts, call.First(ctx))
-			retried = append(retried, call.Retried(ctx))
+			attempts = append(attempts, call.Attempts(ctx))
 			time.Sleep(10 * time.Millisecond)
 			if calls++; calls == 2 {
 				// A call within the attempt: its own retries keep the
@@ -311,7 +312,7 @@ func TestDoCarriesFirstAttempt(t *testing.T) {
 				inner := 0
 				if err := Do(ctx, p, func(ctx context.Context) error {
 					firsts = append(firsts, call.First(ctx))
-					retried = append(retried, call.Retried(ctx))
+					attempts = append(attempts, call.Attempts(ctx))
 					if inner++; inner < 2 {
 						return errTransient
 					}
@@ -337,8 +338,8 @@ func TestDoCarriesFirstAttempt(t *testing.T) {
 			}
 		}
 		// Outer 1, outer 2, inner 1, inner 2, outer 3.
-		if want := []bool{false, true, false, true, true}; !slices.Equal(retried, want) {
-			t.Fatalf("retried %v, want %v", retried, want)
+		if want := []int{1, 2, 1, 2, 3}; !slices.Equal(attempts, want) {
+			t.Fatalf("attempts %v, want %v", attempts, want)
 		}
 		if !call.First(t.Context()).IsZero() {
 			t.Fatal("a context outside any Do says when a call began")

@@ -53,13 +53,16 @@ func (r *Record) Attempt() {
 	}
 }
 
-// Retried reports whether the call whose context is ctx is past its first
-// attempt: a retry, which keeps its place in its tenant's line but does
-// not probe while a first attempt waits behind it (see
-// adaptive.Limiter.Wait).
-func Retried(ctx context.Context) bool {
-	r := From(ctx)
-	return r != nil && r.attempt.Load() > 1
+// Attempts returns the number of the attempt under way of the call whose
+// context is ctx: 1 on its first, 2 on its first retry, and 0 if ctx
+// carries no Record. A retry keeps its place in its tenant's line, and a
+// probe goes to the caller in line with the fewest attempts, so that no
+// call takes every failed probe (see adaptive.Limiter.Wait).
+func Attempts(ctx context.Context) int {
+	if r := From(ctx); r != nil {
+		return int(r.attempt.Load())
+	}
+	return 0
 }
 
 type recordCtx struct{}
