@@ -343,12 +343,15 @@ func TestLineRetryDoesNotProbe(t *testing.T) {
 func TestLineProbeSpreadsOverRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, start := pausedForProbe()
+		recs := map[context.Context]*call.Record{}
 		retry := func(attempts int, first time.Duration) context.Context {
 			rec := call.New(start.Add(first))
 			for range attempts {
 				rec.Attempt()
 			}
-			return call.With(t.Context(), rec)
+			ctx := call.With(t.Context(), rec)
+			recs[ctx] = rec
+			return ctx
 		}
 		ctxs := map[string]context.Context{
 			"a": retry(3, -3*time.Second), // first in line, two probes failed already
@@ -359,6 +362,13 @@ func TestLineProbeSpreadsOverRetries(t *testing.T) {
 		order := admitEach(t, out, 3, "b")
 		if want := []string{"b", "a", "c"}; !slices.Equal(order, want) {
 			t.Fatalf("admitted in the order %v, want %v", order, want)
+		}
+		// The call's record says its attempt went as the probe, so that
+		// package retry does not count the probe's throttle.
+		for name, ctx := range ctxs {
+			if got := recs[ctx].Probe(); got != (name == "b") {
+				t.Errorf("%s's record says probe %v", name, got)
+			}
 		}
 	})
 }

@@ -38,7 +38,19 @@ func (l *Limiter) Wait(ctx context.Context) (Ticket, error) { return l.wait(ctx,
 // the line, the gate, the window and the caps on requests in flight are.
 func (f Fleet) WaitPaced(ctx context.Context) (Ticket, error) { return f.l.wait(ctx, true) }
 
+// wait is Wait, and WaitPaced where paced. A ticket that goes as the
+// probe is marked in the call's record (see call.Probed), so that package
+// retry does not count its throttle among the call's attempts.
 func (l *Limiter) wait(ctx context.Context, paced bool) (Ticket, error) {
+	t, err := l.turn(ctx, paced)
+	if t.probe != 0 {
+		call.Probed(ctx)
+	}
+	return t, err
+}
+
+// turn waits for the request's turn and admits it (see Wait).
+func (l *Limiter) turn(ctx context.Context, paced bool) (Ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return Ticket{}, err
 	}

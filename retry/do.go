@@ -92,6 +92,9 @@ func DoValue[T any](ctx context.Context, p *Policy, op func(context.Context) (T,
 		a.last = unwrapPermanent(err)
 		now := time.Now()
 		a.out = p.Classify(nil, err, now)
+		if a.probed = a.out.Class == ClassThrottle && a.rec.Probe(); a.probed {
+			a.probes++
+		}
 		if a.out.Class == ClassRefused && !a.fits(now, a.out.Hint) {
 			a.reason, a.wait = ErrRefused, a.out.Hint
 			return v, backoff.Permanent(a.last)
@@ -145,6 +148,8 @@ type attempt struct {
 	start  time.Time
 
 	n      int     // attempts made
+	probes int     // of them, throttled probes, which are not counted (see NextBackOff)
+	probed bool    // the last attempt was one
 	last   error   // the last attempt's error
 	out    Outcome // the last attempt's outcome
 	reason error   // why Do gave up, once it has
@@ -153,8 +158,19 @@ type attempt struct {
 
 // NextBackOff returns the wait before the next attempt, or backoff.Stop
 // with a.reason set.
+//
+// A throttled attempt that tollgate's limiter admitted as its tenant's
+// probe (call.Probed: a request sent where the limiter expected the
+// server might throttle it, to find when the quota refills) is the
+// limiter's test, not the call's failure: it is not counted among the
+// call's MaxAttempts. It is backed off as any other, so that callers that
+// back off still thin out a search for the refill, and its retry spends
+// the budget, so that a server that throttles everything still ends a
+// storm. MaxElapsed and the context bound the call. Without this, the few
+// callers of a tenant whose window is long take every probe of the cold
+// start's search between them, and give up.
 func (a *attempt) NextBackOff() time.Duration {
-	if a.n >= a.p.maxAttempts() {
+	if !a.probed && a.n-a.probes >= a.p.maxAttempts() {
 		a.reason = ErrAttemptsExhausted
 		return backoff.Stop
 	}

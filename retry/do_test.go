@@ -190,6 +190,67 @@ func TestDoAttemptsExhausted(t *testing.T) {
 	})
 }
 
+// TestDoThrottledProbeNotCounted: an attempt that the limiter admitted as
+// its tenant's probe (call.Probed) and the server throttled is not one of
+// the call's MaxAttempts, though it is backed off as any other; a throttle
+// of an attempt that was no probe, and a probe that failed otherwise, are
+// counted. Before, the few callers of a 10 s window took the cold start's
+// probes between them and gave up (the matrix's "fixed 200/10s, 4
+// callers").
+func TestDoThrottledProbeNotCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Attempts 1-4 are throttled probes, 5 a throttle, 6 and 7
+		// probes that failed otherwise: 7 is the third counted, and Do
+		// gives up at MaxAttempts 3.
+		var at []time.Duration
+		start := time.Now()
+		err := Do(t.Context(), &Policy{MaxAttempts: 3, NoBudget: true, Rand: constRand(0.5)}, func(ctx context.Context) error {
+			at = append(at, time.Since(start))
+			switch n := len(at); {
+			case n <= 4:
+				call.Probed(ctx)
+				return errThrottle
+			case n == 5:
+				return errThrottle
+			default:
+				call.Probed(ctx)
+				return errTransient
+			}
+		})
+		g := giveUp(t, err)
+		if !errors.Is(err, ErrAttemptsExhausted) || g.Attempts != 7 {
+			t.Fatalf("err = %v after %d attempts; want ErrAttemptsExhausted after 7 (4 probes not counted)", err, g.Attempts)
+		}
+		// Backed off by the attempt's number, probes included: half of
+		// 1, 2, 4, 8 and 16 s after the throttles, half of 3.2 s after
+		// the sixth, a 503.
+		want := []time.Duration{0, 500 * time.Millisecond, 1500 * time.Millisecond, 3500 * time.Millisecond,
+			7500 * time.Millisecond, 15500 * time.Millisecond, 17100 * time.Millisecond}
+		if !slices.Equal(at, want) {
+			t.Fatalf("attempts at %v, want %v", at, want)
+		}
+	})
+}
+
+// TestDoThrottledProbeSpendsBudget: a throttled probe's retry is not
+// counted among MaxAttempts but spends the retry budget, so that a server
+// that throttles every request still ends the storm.
+func TestDoThrottledProbeSpendsBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A few retries in any 10 s, and no more.
+		b := NewBudget(BudgetConfig{Ratio: -1, MinPerSecond: 0.3, Window: 10 * time.Second})
+		calls := 0
+		err := Do(t.Context(), &Policy{MaxAttempts: 2, Budget: b}, func(ctx context.Context) error {
+			calls++
+			call.Probed(ctx)
+			return errThrottle
+		})
+		if !errors.Is(err, ErrBudgetExhausted) || calls <= 2 || calls > 4 {
+			t.Fatalf("err = %v after %d attempts; want ErrBudgetExhausted after 3 or 4 (past MaxAttempts 2)", err, calls)
+		}
+	})
+}
+
 func TestDoPermanentNeverRetried(t *testing.T) {
 	perm := errors.New("bad input")
 	tests := []struct {

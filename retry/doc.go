@@ -17,6 +17,14 @@
 // own), in which case it retries after it. The caller should then give the
 // call a longer deadline, or call again no sooner than GiveUpError.Wait.
 //
+// An attempt that the Transport's limiter sent as its tenant's probe, a
+// test of whether the quota refilled that it expected the server might
+// throttle, is the limiter's cost, not the call's: a throttle of one is
+// backed off, and spends the retry budget, as any other, but is not
+// counted among MaxAttempts. Where a window is long and the callers few,
+// the probes of a cold start's search for the refill would otherwise use
+// up their attempts between them.
+//
 // The operation given to Do must make a new request each time it is called,
 // for example by calling the SDK operation again, which signs the request
 // afresh. Never retry a signed API call by resending the same *http.Request:

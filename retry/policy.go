@@ -42,7 +42,12 @@ const (
 // its funcs are safe for concurrent use. A nil *Policy is the zero Policy.
 type Policy struct {
 	// MaxAttempts is the most attempts Do makes, the first included; 1 means
-	// no retries. 0 means DefaultMaxAttempts (5).
+	// no retries. 0 means DefaultMaxAttempts (5). A throttled attempt that
+	// tollgate's limiter sent as its tenant's probe (a test of whether the
+	// quota refilled, which it expected the server might throttle) is not
+	// counted: it is the limiter's test, not the call's failure. It is
+	// backed off as any other, its retry spends the Budget, and MaxElapsed
+	// and the context still bound the call.
 	MaxAttempts int
 	// BaseDelay is the backoff before the first retry after a transient
 	// failure. 0 means DefaultBaseDelay (100 ms).

@@ -27,6 +27,7 @@ import (
 type Record struct {
 	first   time.Time    // when the call's first attempt began
 	attempt atomic.Int32 // the attempt under way, from 1 (see Attempt)
+	probe   atomic.Bool  // the attempt under way went as its tenant's probe (see Probed)
 	mu      sync.Mutex   // guards key and set
 	key     quota.Key
 	set     bool
@@ -50,8 +51,25 @@ func First(ctx context.Context) time.Time {
 func (r *Record) Attempt() {
 	if r != nil {
 		r.attempt.Add(1)
+		r.probe.Store(false)
 	}
 }
+
+// Probed records that the attempt under way of the call whose context is
+// ctx was admitted as its tenant limiter's probe: a request the limiter
+// chose to send where it expected the server might throttle it, to learn
+// when the quota refills (see adaptive.Ticket.Probe). A context without a
+// Record ignores it.
+func Probed(ctx context.Context) {
+	if r := From(ctx); r != nil {
+		r.probe.Store(true)
+	}
+}
+
+// Probe reports whether the attempt under way went as its tenant's probe
+// (see Probed). retry.Do does not count a throttled probe among the
+// call's attempts: it is the limiter's test, not the call's failure.
+func (r *Record) Probe() bool { return r != nil && r.probe.Load() }
 
 // Attempts returns the number of the attempt under way of the call whose
 // context is ctx: 1 on its first, 2 on its first retry, and 0 if ctx
