@@ -107,7 +107,9 @@
 // in 200. If the window goes through, the quota grew. Where a window's
 // count measures the quota (a fixed window, the fit's or one the
 // refills pin to a round length or within 1.5%), slow start again until
-// a throttle, then measure. Elsewhere (a sliding log's or a bucket's
+// a throttle, then measure: paced at its cap per Ŵ (twice L̂, one more
+// per success), so that the window's end costs what the pace sends in a
+// round trip, not every request in flight. Elsewhere (a sliding log's or a bucket's
 // count depends on when it is taken, and a burst there costs a throttle
 // for each request above the pace) the probes ramp, paced: L̂ grows by
 // what the probe sent above it, at the window the probe was paced at,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -178,6 +179,60 @@ func TestFollowsQuotaSteps(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestRaiseFoundPaced: a fixed 1 s window of 20 steps up to 40, the
+// example's quota, with 16 callers answered in 20 ± 10 ms. The probe above
+// 20 passes, and the learner seeks the new count by slow start again,
+// paced at its cap per window (twice L̂, growing by one per success): when
+// the window is spent, only what that pace sends in a round trip is
+// throttled. Unpaced, the cap let all 16 go at once, and most came back
+// throttled. Over 8 seeds of the fake's jitter, in the 10 s after the
+// step: 29-32 throttled (median 31) unpaced, 19-21 (median 19) paced, and
+// 7 of 8 seeds settled at 40 either way (the eighth still measuring at
+// 39). The REGRESSION FLOORS: a median of at most 25 throttled, and 6
+// seeds of 8 settled at 40.
+func TestRaiseFoundPaced(t *testing.T) {
+	const stepAt, after = 15 * time.Second, 10 * time.Second
+	var throttled []float64
+	followed := 0
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint("seed ", seed+1), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := func(l int) []fakecloud.Quota {
+					return []fakecloud.Quota{{API: simAction, Limit: l, Window: time.Second}}
+				}
+				cloud := fakecloud.New(fakecloud.Config{
+					Seed:           seed + 1,
+					Quotas:         q(20),
+					Phases:         []fakecloud.Phase{{At: stepAt, Quotas: q(40)}},
+					Faults:         fakecloud.Faults{LatencyRate: 1, Latency: 20 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+					ThrottleStatus: 400,
+				})
+				lim := New(Config{})
+				start := time.Now()
+				ctx, cancel := context.WithTimeout(t.Context(), stepAt+after)
+				defer cancel()
+				var wg sync.WaitGroup
+				simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 16)
+				s := measure(simMeter{cloud, "AK1"}, start, stepAt, stepAt+after-time.Millisecond, "after the step", 40)
+				sn := lim.Snapshot()
+				wg.Wait()
+				t.Logf("%d throttled in the %v after the step; ends %v at %d per %v", s.throttled, after, sn.Phase, sn.LearnedLimit, sn.LearnedWindow)
+				throttled = append(throttled, float64(s.throttled))
+				if sn.Phase == PhaseSettled && sn.LearnedLimit == 40 {
+					followed++
+				}
+			})
+		})
+	}
+	slices.Sort(throttled)
+	if m := throttled[(len(throttled)-1)/2]; m > 25 {
+		t.Errorf("median %v throttled in the %v after the step, want ≤ 25", m, after)
+	}
+	if followed < 6 {
+		t.Errorf("%d seeds of 8 settled at 40, want ≥ 6", followed)
 	}
 }
 
