@@ -88,8 +88,9 @@
 //     windows, at the upper bound; after twelve whose refills fit no fixed
 //     window, at the mean time between them): paced evenly
 //     at L̂ per Ŵ. A throttle is tested as above; a window spent at c of
-//     our requests (the window placed by all the refills kept) sets L̂ to
-//     c, still settled: what the server leaves us at our pace, less than
+//     our requests (the window placed by all the refills kept, the
+//     throttle surely in it, however loosely they place its start) sets
+//     L̂ to c, still settled: what the server leaves us at our pace, less than
 //     L̂ where the quota fell or a consumer we cannot see spends part of
 //     it. Where the count is unknown, the learner measures again.
 //

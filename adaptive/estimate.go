@@ -868,9 +868,13 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 	case e.start != 0 && e.phase == PhaseMeasuring && !e.unsure && (e.wlo == 0 || e.within(a)):
 		spent = e.count
 	case e.phase == PhaseSettled && e.fixed:
-		if from, unsure, ok := e.windowOf(a); ok && from == e.curFrom && unsure < e.win/8 && a-from > unsure+spread {
-			// The window's phase is known, and the throttle surely
-			// arrived in it, not at the end of the one before.
+		if from, unsure, ok := e.windowOf(a); ok && from == e.curFrom && a-from > unsure+spread {
+			// The throttle surely arrived in the window counted, not
+			// at the end of the one before, however loosely the
+			// refills place its start: a count that took in requests
+			// from that stretch is too high, cuts L̂ too little, and
+			// the next window cuts it again. (Measuring again instead
+			// sends L̂+1 at once.)
 			spent = e.count
 		}
 	}
