@@ -90,9 +90,12 @@
 //     at L̂ per Ŵ. A throttle is tested as above; a window spent at c of
 //     our requests (the window placed by all the refills kept, the
 //     throttle surely in it, however loosely they place its start) sets
-//     L̂ to c, still settled: what the server leaves us at our pace, less than
-//     L̂ where the quota fell or a consumer we cannot see spends part of
-//     it. Where the count is unknown, the learner measures again.
+//     L̂ to c, still settled: what the server leaves us at our pace, less
+//     than L̂ where the quota fell or a consumer we cannot see spends part
+//     of it. A throttle in the stretch where the start is uncertain, and
+//     a success right after it, are a window's end and the next one's
+//     refill, which places the windows anew, L̂ standing (a second in a
+//     row, or a count otherwise unknown, and the learner measures again).
 //
 // Probing above L̂, only while callers wait on the pacer: two windows
 // after settling (a quota that just changed may change back), then at

@@ -82,19 +82,22 @@ type estimator struct {
 	pending int64 // requests in flight when the window was found spent
 	chain   bool  // the window spent began at the newest refill: the next is one window on
 	cold    bool  // the window spent is the cold one
-	low     int64 // the last measured window's count, below L̂; 0 if none
-	unsure  bool  // the window's count may include the next window's
-	lastThr int64
-	predLo  int64 // the refill is predicted after this; 0 if not
-	gap     int64
-	tries   int
-	tests   int    // of the seek probes, how many go at once to test the throttle (see testsFor)
-	thrArr  int64  // the arrival of the throttle tested
-	testSeq uint64 // the first admission after it
-	pendOK  int64  // answers to requests in flight when it came: successes
-	pendThr int64  // and throttles
-	gated   bool   // the tests go one at a time, the others held back
-	seekSeq uint64
+	// replaced: settled, the last window's end came where its start was
+	// uncertain, and its refill placed the windows anew (see success)
+	replaced bool
+	low      int64 // the last measured window's count, below L̂; 0 if none
+	unsure   bool  // the window's count may include the next window's
+	lastThr  int64
+	predLo   int64 // the refill is predicted after this; 0 if not
+	gap      int64
+	tries    int
+	tests    int    // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr   int64  // the arrival of the throttle tested
+	testSeq  uint64 // the first admission after it
+	pendOK   int64  // answers to requests in flight when it came: successes
+	pendThr  int64  // and throttles
+	gated    bool   // the tests go one at a time, the others held back
+	seekSeq  uint64
 
 	// The throttle being tested came in slow start, or in a probe above
 	// L̂: if a test contradicts it, slow start or the probe goes on; if
@@ -214,7 +217,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 			e.limit, e.budget = e.count, 2*e.count
 		}
 		return false
-	case e.tries < e.tests && (seq >= e.seekSeq || a > e.thrArr+spread) && e.sameWindow(a) && !e.manyThrottled():
+	case e.tries < e.tests && (seq >= e.seekSeq || a > e.thrArr+spread) && e.sameWindow(a, spread) && !e.manyThrottled():
 		// A test went through: the window was not spent. A request
 		// that arrived after the throttle got through, in the same
 		// window (or nothing says it was another, and its count did not
@@ -255,13 +258,20 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		// until the next fit says otherwise.
 		e.wlo, e.whi, e.win = wlo, whi, win
 	}
-	if e.phase == PhaseSettled && e.fixed && e.spent > 0 && e.whi > 0 {
+	if e.phase == PhaseSettled && e.fixed && e.whi > 0 && (e.spent > 0 || e.spent < 0 && !e.replaced) {
 		// Paced at L̂ per Ŵ, the window was spent after e.spent of ours:
 		// that is what the server leaves us now (the quota fell, or a
 		// consumer we cannot see spends the rest). L̂ follows it, window
 		// by window, still settled: measuring again would send a burst,
-		// which takes more than pacing leaves.
-		e.limit = min(e.limit, e.spent)
+		// which takes more than pacing leaves. Where the throttle fell
+		// in the stretch where the window's start is uncertain, it and
+		// the refill after it are a window's end and the next one's
+		// start: the refill places the windows anew, L̂ stands, and
+		// the next window's end, placed, says its count (once: a
+		// second such throttle in a row measures again).
+		if e.replaced = e.spent < 0; !e.replaced {
+			e.limit = min(e.limit, e.spent)
+		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
 		e.countSettled(a, false)
@@ -306,7 +316,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 	if e.phase == PhaseSettled {
 		// Throttled while settled: measure a window again. The server
 		// changed: the probes' spacing starts again too.
-		e.phase, e.measured, e.fails = PhaseMeasuring, 1, 0
+		e.phase, e.measured, e.fails, e.replaced = PhaseMeasuring, 1, 0, false
 	}
 	if e.measured == 1 {
 		e.firstHi = a
@@ -675,15 +685,26 @@ const manyPending = 4
 
 // sameWindow reports whether a request that arrived at a, after the
 // throttle tested, may have arrived in the same window as it: whether
-// nothing says the window refilled between them.
-func (e *estimator) sameWindow(a int64) bool {
+// nothing says the window refilled between them. Settled on a fixed
+// window the refills place, both must lie within one window as placed,
+// by more than the arrivals' spread from either edge and the throttle
+// past the stretch where the window's start is uncertain: a throttle
+// there and a success just after it are a window's end and the next one's
+// refill, however the placement leans (see TestEdgeThrottleRefillPlaces).
+func (e *estimator) sameWindow(a, spread int64) bool {
 	switch {
 	case e.unsure:
 		return false // the window's count ran past L̂: the next may have begun
 	case e.phase == PhaseSettled && e.fixed:
-		from, _, ok := e.windowOf(e.thrArr)
-		at, _, _ := e.windowOf(a)
-		return !ok || from == at
+		from, unsure, ok := e.windowOf(e.thrArr)
+		if !ok {
+			return true
+		}
+		w := e.wlo
+		if e.win != e.whi {
+			w = e.win
+		}
+		return e.thrArr-from > unsure+spread && a+spread < from+w
 	}
 	return e.start == 0 || e.wlo == 0 || e.within(a)
 }

@@ -133,6 +133,38 @@ func TestEdgeThrottleCountsNothing(t *testing.T) {
 	}
 }
 
+// TestEdgeThrottleRefillPlaces: settled on a fixed window, a throttle
+// that may have arrived at the end of the window before, and a success
+// right after it, are that window's end and the next one's refill, not a
+// stray: the refill is kept (it places the windows anew) and L̂ stands,
+// still settled. Booked as a stray, with the windows placed a little early,
+// every window's end came at the start of ours, and a count one high
+// stood for good (the example's "21/1s" against a quota of 20). A second
+// such end in a row measures again.
+func TestEdgeThrottleRefillPlaces(t *testing.T) {
+	ms := int64(time.Millisecond)
+	e := &estimator{phase: PhaseSettled, fixed: true, limit: 21,
+		wlo: 999 * ms, whi: 1001 * ms, win: 1000 * ms, nref: 1}
+	e.ref[0] = refill{n: 1, lo: 990 * ms, hi: 1030 * ms} // the start is 40 ms loose
+	from := 4990 * ms
+	e.curFrom, e.count = from, 0
+	edge := func(at int64, seq uint64) {
+		e.throttle(at, at, seq, seq+1, 0, 20*ms, 2*ms, 1000*ms)
+		e.success(at+20*ms, seq+1, false, 2*ms, false)
+	}
+	edge(from+10*ms, 100)
+	if e.strays != 0 || e.nref != 2 || e.phase != PhaseSettled || e.limit != 21 || e.seeking {
+		t.Fatalf("after an edge throttle and a success: strays %d, refills %d, %v at %d, seeking %v; want no stray, 2 refills, settled at 21",
+			e.strays, e.nref, e.phase, e.limit, e.seeking)
+	}
+	from, _, _ = e.windowOf(from + 500*ms)
+	e.curFrom, e.count = from, 0
+	edge(from+5*ms, 200)
+	if e.phase != PhaseMeasuring {
+		t.Fatalf("a second edge throttle in a row: %v, want measuring", e.phase)
+	}
+}
+
 // TestProbeSpacing: a settled tenant's probes above L̂ come one window
 // and minProbeGap admissions apart, however many failed before (a raise
 // after an hour at one quota is found as soon as one after a minute),
