@@ -7,9 +7,12 @@ import (
 )
 
 // pause closes the gate from now until u, asking for a probe after it if
-// probe. If that extends the pause past now, the bucket starts again at u
-// (the line keeps its order: the head goes at u, the others paced after
-// it) and the head must be woken to wait for u: pause reports so. A pause
+// probe. If that extends the pause past now, the bucket starts again at u,
+// unless its pace already holds the next token later (a pause only ever
+// delays: a short one after each throttle, a whole-second hint's, used to
+// let the next request go at once, paced or not), and the line keeps its
+// order: the head goes then, the others paced after it; the head must be
+// woken to wait for it: pause reports so. A pause
 // that is over already only asks for the probe: the bucket keeps its pace,
 // and the head meets the probe at the gate when its token is due
 // (starting the bucket again at now would let the next request go before
@@ -19,7 +22,7 @@ func (l *Limiter) pause(now, u int64, probe bool) (wake bool) {
 	if !l.g.pause(u, probe) || u <= now {
 		return probe // the head may sleep on a probe that is void now
 	}
-	l.b.startAt(u)
+	l.b.stall(u)
 	return true
 }
 
