@@ -19,7 +19,9 @@
 //     server what the window cannot know.
 //
 // Their settings come from, in order: the server's rate-limit headers
-// (pace at limit/window, spend Remaining evenly until the reset), the
+// (pace at limit/window, a limit said without its window taken per the
+// longest time to its reset said with it; spend Remaining evenly until
+// the reset), the
 // learner's estimate where the server says no limit, and a static
 // quota.Rule before either. Snapshot.Source says which is in force.
 //

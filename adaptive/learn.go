@@ -308,18 +308,19 @@ func (l *Limiter) left() int64 {
 func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 	s := &l.s
 	if o.Has(quota.FieldLimit) && o.Limit > 0 {
-		// A limit said without its window keeps the window last said
-		// with the same limit: a different limit may be another policy's.
 		w := int64(o.Window)
 		if !o.Has(quota.FieldWindow) || w <= 0 {
-			w = 0
-			if o.Limit == s.hLimit {
-				w = s.hWindow
+			// A limit said without its window (Alibaba's headers, the
+			// X-RateLimit and RateLimit-* trios): see resetWindow. At
+			// least the user's rule's window, else the shortest round
+			// one: a first reset said late in a window says little of
+			// its length.
+			w = s.hWindow
+			if o.Has(quota.FieldReset) && !o.ResetAt.IsZero() {
+				w = max(w, l.resetWindow(o.ResetAt.UnixNano()-l.arrival(now, t), int64(max(o.ResetSlack, 0))))
 			}
-		}
-		if w <= 0 {
 			_, _, _, rw := ruleLimits(l.rule)
-			w = int64(max(rw, time.Second))
+			w = max(w, int64(max(rw, roundWindows[0])))
 		}
 		s.hLimit, s.hWindow, s.hLimAt = o.Limit, w, now
 	}
@@ -339,6 +340,30 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 		s.hRem, s.hRemSeq, s.hReset, s.hEarly, s.hRemAt = o.Remaining, seq, reset, early, now
 		s.hWake = early + min(slack, wakeSlack)
 	}
+}
+
+// resetWindow returns the window that a reset said late after the
+// request was counted (ns, at the latest; as early as slack before it, a
+// reset said in whole seconds being rounded up) says a limit said without
+// its window is per. The window kept is the longest any reset said: a
+// fixed window's first request is told about a whole window, a sliding
+// log's first in a while too, and a token bucket's reset, when it is dry,
+// is the time to fill it, so that the limit (its depth) per that is its
+// rate. A quota that steps changes its limit, not its window: the longest
+// is kept across limits, until the limit is forgotten (LimitTTL). A reset
+// bounds the window only as finely as it is said and as a round trip
+// places it (the server stamps it somewhere between the request's arrival
+// and the answer's leaving, and a relative one is read on the answer's
+// arrival), so a round length within those bounds is taken to be it.
+// l.mu is held.
+func (l *Limiter) resetWindow(late, slack int64) int64 {
+	lo, hi := late-slack-l.s.rtt, late+l.s.rtt
+	for _, g := range roundWindows {
+		if int64(g) >= lo && int64(g) <= hi {
+			return int64(g)
+		}
+	}
+	return late
 }
 
 // arrival estimates when the request of ticket t, answered at now,

@@ -11,7 +11,8 @@ import "time"
 // where TimeLeft is the milliseconds left in the current window and Reset
 // the window's end (epoch seconds, though delta and epoch milliseconds are
 // told apart as for X-RateLimit-Reset). TimeLeft is preferred to Reset for
-// ResetAt. The window length itself is not given, so Window stays unknown.
+// ResetAt. The window length itself is not given, so Window stays unknown
+// (package adaptive takes it from the resets).
 // The two headers are two quotas: the more restrictive pair wins (see pick).
 func parseAlibaba(o *Observation, api, user []string, now time.Time, maxHint, horizon time.Duration) {
 	o.Signals |= SignalAlibaba
