@@ -106,13 +106,13 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	default:
 		l.readHeaders(&o, now, t)
 		if u, short := l.pauseUntil(&o, t); u > now || short {
-			wake = l.pause(now, min(max(u, now), now+p.maxPause), true) || wake
+			wake = l.pause(now, min(max(u, now), now+p.maxPause), true, false) || wake
 		}
 		if o.Throttled {
 			u, probe, changed := l.learnThrottle(now, t)
 			learned = changed
 			if u > 0 {
-				wake = l.pause(now, min(u, now+p.maxPause), probe) || wake
+				wake = l.pause(now, min(u, now+p.maxPause), probe, true) || wake
 			}
 			if (u == 0 || !probe) && t != nil && t.probe != 0 && l.g.release(t.probe) {
 				wake = true // a throttled probe without a new one asked for: probe again
@@ -143,7 +143,7 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 	// until the earliest moment the reset may come (and its slack, if fine:
 	// see wakeSlack).
 	if s.hRemAt > 0 && now-s.hRemAt < p.headerTTL && s.hWake > now && l.left() <= 0 {
-		wake = l.pause(now, min(s.hWake, now+p.maxPause), false) || wake
+		wake = l.pause(now, min(s.hWake, now+p.maxPause), false, false) || wake
 	}
 	if c := l.inflightCap(); c > 0 && l.inflight.Load() < c {
 		wake = true // a place in slow start's window is free

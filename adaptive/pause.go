@@ -7,22 +7,28 @@ import (
 )
 
 // pause closes the gate from now until u, asking for a probe after it if
-// probe. If that extends the pause past now, the bucket starts again at u,
-// unless its pace already holds the next token later (a pause only ever
-// delays: a short one after each throttle, a whole-second hint's, used to
-// let the next request go at once, paced or not), and the line keeps its
-// order: the head goes then, the others paced after it; the head must be
-// woken to wait for it: pause reports so. A pause
-// that is over already only asks for the probe: the bucket keeps its pace,
-// and the head meets the probe at the gate when its token is due
-// (starting the bucket again at now would let the next request go before
-// its paced time); it must be woken all the same if it waits for the
-// answer of a probe that no longer counts. l.mu is held.
-func (l *Limiter) pause(now, u int64, probe bool) (wake bool) {
+// probe. If that extends the pause past now, the head must be woken to
+// wait for its end, and pause reports so; the line keeps its order, the
+// head going first, the others paced after it. Where the learner paused
+// to a refill it predicts (refill), the window then begins afresh, and so
+// does the bucket, at u. A pause the server asked for (a retry hint, a
+// Remaining spent) only ever delays: the bucket's next token stays where
+// its pace put it if that is later. (Started at u, a pause shorter than
+// the pace, as a whole-second hint's shortened one is, let the next
+// request go at once: see TestPauseNeverHastens.) A pause that is over
+// already only asks for the probe: the bucket keeps its pace, and the head
+// meets the probe at the gate when its token is due; it must be woken all
+// the same if it waits for the answer of a probe that no longer counts.
+// l.mu is held.
+func (l *Limiter) pause(now, u int64, probe, refill bool) (wake bool) {
 	if !l.g.pause(u, probe) || u <= now {
 		return probe // the head may sleep on a probe that is void now
 	}
-	l.b.stall(u)
+	if refill {
+		l.b.startAt(u)
+	} else {
+		l.b.stall(u)
+	}
 	return true
 }
 
