@@ -20,10 +20,9 @@
 //
 // Their settings come from, in order: the server's rate-limit headers
 // (pace at limit/window, a limit said without its window taken per the
-// longest time to its reset said with it; spend Remaining evenly until
-// the reset), the
-// learner's estimate where the server says no limit, and a static
-// quota.Rule before either. Snapshot.Source says which is in force.
+// longest time to a reset said, at least the shortest round window;
+// spend Remaining evenly until the reset), the learner's estimate where
+// the server says no limit, and a static quota.Rule before either. Snapshot.Source says which is in force.
 //
 // No answer can stop a tenant for good: every pause is capped by MaxPause,
 // no pace the answers set is slower than one request per MaxPause, and a
@@ -115,12 +114,12 @@
 // refills pin to a round length or within 1.5%), slow start again until
 // a throttle, then measure: paced at its cap per Ŵ (twice L̂, one more
 // per success), so that the window's end costs what the pace sends in a
-// round trip, not every request in flight. Elsewhere (a sliding log's or a bucket's
-// count depends on when it is taken, and a burst there costs a throttle
-// for each request above the pace) the probes ramp, paced: L̂ grows by
-// what the probe sent above it, at the window the probe was paced at,
-// and the next probe goes at once with its step doubled; once one
-// fails, the step halves between the level that passed and the one
+// round trip, not every request in flight. Elsewhere (a sliding log's or
+// a bucket's count depends on when it is taken, and a burst there costs a
+// throttle for each request above the pace) the probes ramp, paced: L̂
+// grows by what the probe sent above it, at the window the probe was
+// paced at, and the next probe goes at once with its step doubled; once
+// one fails, the step halves between the level that passed and the one
 // that failed, so a raise of k is found in about 2·log2(k) probes of a
 // window each. But only if the callers kept up the
 // probe's pace (successes of at least 90% of L̂ per window in it): a
@@ -167,8 +166,8 @@
 //
 // The fit paces three members of the family so far, the fixed window
 // and the sliding log on the grid and the token bucket, and only where
-// the record shows the estimate above wrong: when a fit names one, L less Ô per W, that the
-// fit before it named too, with throttles between, and that explains the
+// the record shows the estimate above wrong: when a fit names one, L
+// less Ô per W, that the fit before it named too, with throttles between, and that explains the
 // answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers,
 // each at its own limit; weighed at each fit and, while the estimator is
 // settled, as often between fits), the estimator settles on it

@@ -345,7 +345,7 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 // resetWindow returns the window that a reset said late after the
 // request was counted (ns, at the latest; as early as slack before it, a
 // reset said in whole seconds being rounded up) says a limit said without
-// its window is per. The window kept is the longest any reset said: a
+// its window is per. readHeaders keeps the longest any reset said: a
 // fixed window's first request is told about a whole window, a sliding
 // log's first in a while too, and a token bucket's reset, when it is dry,
 // is the time to fill it, so that the limit (its depth) per that is its
