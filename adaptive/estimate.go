@@ -867,7 +867,19 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 			return e.nextProbe(now, rtt, maxPause), true
 		}
 		if e.spanEnd != 0 {
-			if u := e.spanFailed(a, next); u > 0 {
+			u := e.spanFailed(a, next)
+			if e.fixed && !e.followed && e.whi > 0 && e.win == e.whi && e.step == 0 {
+				// Paced per the bounds' upper end (no round length
+				// lies within them: a window off the grid), the
+				// placement drifts a little each window, and a
+				// probe fails on it: a window's end, as any settled
+				// throttle, whose refill, sought, places the windows
+				// anew and narrows the bounds. The window held L̂:
+				// L̂ stands.
+				e.begin(e.limit, pending, a, next, rtt)
+				return e.nextProbe(now, rtt, maxPause), true
+			}
+			if u > 0 {
 				return u, false
 			}
 		}
