@@ -3,6 +3,8 @@ package adaptive
 import (
 	"math"
 	"time"
+
+	"github.com/tollgate-go/tollgate/fit"
 )
 
 // Phase is where the learner is in finding a server's quota from its
@@ -141,14 +143,6 @@ type estimator struct {
 // initialWindow is slow start's first cap on requests in flight: a herd of
 // callers on a fresh tenant never sends more at once.
 const initialWindow = 4
-
-// roundWindows are the window lengths quotas are set in: a window bounded
-// tightly enough to hold exactly one of them is taken to be it.
-var roundWindows = [...]time.Duration{
-	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
-	30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
-	15 * time.Minute, 30 * time.Minute, time.Hour,
-}
 
 // snapSpan is how wide, at most, the bounds on W may be (whi/wlo) for a
 // round value within them to be taken as W: at 1.25 no two fit.
@@ -808,17 +802,16 @@ func ceilDiv(a, b int64) int64 {
 	return q
 }
 
-// snap returns the window in force for bounds (wlo, whi]: the round value
-// within them if they are tight enough to hold one only, else whi.
+// snap returns the window in force for bounds (wlo, whi]: the round
+// length (fit.RoundWindow) within them if they are tight enough to hold
+// one only, else whi.
 func snap(wlo, whi int64) int64 {
 	if whi <= 0 {
 		return 0
 	}
 	if float64(whi) <= snapSpan*float64(max(wlo, 1)) {
-		for _, r := range roundWindows {
-			if int64(r) > wlo && int64(r) <= whi {
-				return int64(r)
-			}
+		if r, ok := fit.RoundWindow(time.Duration(wlo+1), time.Duration(whi)); ok {
+			return int64(r)
 		}
 	}
 	return whi

@@ -1,8 +1,10 @@
 package adaptive
 
 import (
+	"math"
 	"time"
 
+	"github.com/tollgate-go/tollgate/fit"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -320,7 +322,8 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 				w = max(w, l.resetWindow(o.ResetAt.UnixNano()-l.arrival(now, t), int64(max(o.ResetSlack, 0))))
 			}
 			_, _, _, rw := ruleLimits(l.rule)
-			w = max(w, int64(max(rw, roundWindows[0])))
+			shortest, _ := fit.RoundWindow(0, math.MaxInt64)
+			w = max(w, int64(max(rw, shortest)))
 		}
 		s.hLimit, s.hWindow, s.hLimAt = o.Limit, w, now
 	}
@@ -357,11 +360,8 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 // arrival), so a round length within those bounds is taken to be it.
 // l.mu is held.
 func (l *Limiter) resetWindow(late, slack int64) int64 {
-	lo, hi := late-slack-l.s.rtt, late+l.s.rtt
-	for _, g := range roundWindows {
-		if int64(g) >= lo && int64(g) <= hi {
-			return int64(g)
-		}
+	if r, ok := fit.RoundWindow(time.Duration(late-slack-l.s.rtt), time.Duration(late+l.s.rtt)); ok {
+		return int64(r)
 	}
 	return late
 }

@@ -46,14 +46,6 @@ type Fit struct {
 // shedding.
 const heavy = 4
 
-// grid is the prior on a window's length: the round values servers use.
-// A window off the grid is found from the intervals between refills.
-var grid = [...]time.Duration{
-	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
-	20 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
-	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
-}
-
 // Load sentinels: spent, the record began with the rule's count spent (a
 // throttle then is explained whatever the Limit; a success, which says
 // the first throttle was shed, is not judged); unjudged, the record does

@@ -1,0 +1,25 @@
+package fit
+
+import "time"
+
+// grid is the prior on a window's length: the round values servers set
+// quotas in. A window off the grid is found from the intervals between
+// refills. No two of them lie within 25% of each other.
+var grid = [...]time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+	20 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// RoundWindow returns the shortest of the round window lengths servers
+// set quotas in (1 s, 2 s, 5 s, 10 s, 15 s, 20 s, 30 s, 1 min, … 1 h) that
+// lies within [lo, hi], and whether one does. It is how a window measured
+// only within bounds is taken to be the round length among them.
+func RoundWindow(lo, hi time.Duration) (time.Duration, bool) {
+	for _, w := range grid {
+		if w >= lo && w <= hi {
+			return w, true
+		}
+	}
+	return 0, false
+}
