@@ -110,10 +110,11 @@
 // throttle there means the quota is unchanged: the gate pauses to the window's
 // predicted end, and probing an unchanged quota costs about one throttle
 // in 200. Paced per the upper end of bounds that hold no round length (a
-// window off the grid), the throttle is a window's end like any settled
-// one instead: its refill is sought, placing the windows anew and
-// narrowing the bounds, so that the pace does not drift off the server's
-// windows. If the window goes through, the quota grew. Where a window's
+// window off the grid), a throttle late in the window as placed is a
+// window's end like any settled one instead: its refill is sought,
+// placing the windows anew and narrowing the bounds, so that the pace
+// does not drift off the server's windows. If the window goes through,
+// the quota grew. Where a window's
 // count measures the quota (a fixed window, the fit's or one the
 // refills pin to a round length or within 1.5%), slow start again until
 // a throttle, then measure: paced at its cap per Ŵ (twice L̂, one more

@@ -861,14 +861,10 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 		}
 		if e.spanEnd != 0 {
 			u := e.spanFailed(a, next)
-			if e.fixed && !e.followed && e.whi > 0 && e.win == e.whi && e.step == 0 {
-				// Paced per the bounds' upper end (no round length
-				// lies within them: a window off the grid), the
-				// placement drifts a little each window, and a
-				// probe fails on it: a window's end, as any settled
-				// throttle, whose refill, sought, places the windows
-				// anew and narrows the bounds. The window held L̂:
-				// L̂ stands.
+			if e.drifted(a, spread) {
+				// A window's end, as any settled throttle: its
+				// refill, sought, places the windows anew and
+				// narrows the bounds. The window held L̂: L̂ stands.
 				e.begin(e.limit, pending, a, next, rtt)
 				return e.nextProbe(now, rtt, maxPause), true
 			}
@@ -936,6 +932,24 @@ func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
 		return e.spanFailed(a, next), true
 	}
 	return 0, false
+}
+
+// drifted reports whether a probe above L̂ failed, its throttle arriving
+// at a, on the drift of a window off the grid: paced per the upper end of
+// bounds that hold no round length, the windows as placed drift a little
+// each window from the server's, until a probe fails late in one, where
+// the server's may have ended already. Seeking that refill places the
+// windows anew and narrows the bounds, where pausing to the predicted end
+// keeps both as they were. A probe that failed earlier in the window
+// says nothing of the drift: a token bucket read as a window off the grid
+// fails probes anywhere, and a refill sought there costs throttles and
+// places nothing.
+func (e *estimator) drifted(a, spread int64) bool {
+	if !e.fixed || e.followed || e.whi <= 0 || e.win != e.whi || e.step != 0 {
+		return false
+	}
+	from, unsure, ok := e.windowOf(a)
+	return ok && a+unsure+spread >= from+e.wlo
 }
 
 // spanFailed ends a probe above L̂ that a throttle arrived at a ended: the
