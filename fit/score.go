@@ -174,7 +174,11 @@ func (r *Record) Fit() Fit {
 		if c.better(byKind[c.rule.Kind]) {
 			byKind[c.rule.Kind] = c
 		}
-		if c.explains() && c.better(best) {
+		// An anchored window, tried beside the others' windows, must
+		// beat the best of them by more than chance: on a record paced
+		// evenly, it and a fixed window or a sliding log of its length
+		// grant alike, and those stay named.
+		if c.explains() && c.better(best) && (c.rule.Kind != Anchored || best.rule.Kind == None || c.beats(best)) {
 			best = c
 		}
 	}
