@@ -44,7 +44,9 @@
 //     throttles): shedding leaves some count that, by luck, explains a
 //     few. Of equals, the simplest: no quota, then a window on the grid;
 //     a window off the grid, searched over many lengths, must beat the
-//     grid's best by more than chance too. The runner-up is the best of
+//     grid's best by more than chance too, and an anchored window the
+//     best of the others (on a record paced evenly, it and a fixed
+//     window or a sliding log of its length grant alike). The runner-up is the best of
 //     another kind.
 //   - Two rules, each at its own limit, are compared the same way
 //     (Record.Prefers): one is preferred where it costs less by more than
