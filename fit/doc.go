@@ -13,23 +13,19 @@
 //     (Fit.Delay); the Record keeps where it got to.
 //   - The family (Kind) is the rules servers use: a fixed window (Limit
 //     per Window, from Start), a sliding log (Limit in any trailing
-//     Window), a window opened by the first request after the last one
-//     ended (Anchored: a counter that expires Window after its first use,
-//     a Redis INCR with an EXPIRE), a token bucket (Rate, Limit deep), a
-//     cap on requests in flight (Limit), and no quota at all (refusals
-//     that do not depend on what is sent: shedding). Each grants a
-//     request while its count, the load that stands against it, is
-//     below its Limit (Rule.Grants).
+//     Window), a token bucket (Rate, Limit deep), a cap on requests in
+//     flight (Limit), and no quota at all (refusals that do not depend on
+//     what is sent: shedding). Each grants a request while its count, the
+//     load that stands against it, is below its Limit (Rule.Grants).
 //   - A member's time parameters are searched: a window's length on the
 //     grid of round values servers use (1 s … 1 h) or off it, from the
-//     intervals in which refills fell (a throttle, then a success); an
-//     anchored window's from refills in a row, the first opening the
-//     window that ends in the second's interval; a fixed window's start
-//     where the most of those intervals meet; a bucket's rate between
-//     the bounds that pairs of throttles set, and no bucket where those
-//     bounds cross by more than a round trip's uncertainty explains (a
-//     burst, then throttles for seconds: a window's). Its Limit is then
-//     computed, not searched: the count that costs least.
+//     intervals in which refills fell (a throttle, then a success); a
+//     fixed window's start where the most of those intervals meet; a
+//     bucket's rate between the bounds that pairs of throttles set, and
+//     no bucket where those bounds cross by more than a round trip's
+//     uncertainty explains (a burst, then throttles for seconds: a
+//     window's). Its Limit is then computed, not searched: the count
+//     that costs least.
 //   - The cost of a member on the record: a success it forbids is heavy
 //     (4), it says that rule is wrong; a run of throttles it does not
 //     explain costs 1, as it does to no quota, or half where the run
@@ -44,9 +40,7 @@
 //     throttles): shedding leaves some count that, by luck, explains a
 //     few. Of equals, the simplest: no quota, then a window on the grid;
 //     a window off the grid, searched over many lengths, must beat the
-//     grid's best by more than chance too, and an anchored window the
-//     best of the others (on a record paced evenly, it and a fixed
-//     window or a sliding log of its length grant alike). The runner-up is the best of
+//     grid's best by more than chance too. The runner-up is the best of
 //     another kind.
 //   - Two rules, each at its own limit, are compared the same way
 //     (Record.Prefers): one is preferred where it costs less by more than
@@ -56,7 +50,7 @@
 //     that spent it began. Shedding refuses one here and there and makes
 //     no such run, which is how the two are told apart.
 //
-// A Fit costs 45–55 µs on a full record on a 2-core machine
+// A Fit costs 50–60 µs on a full record on a 2-core machine
 // (BenchmarkFit) and allocates next to nothing; a caller fits where the
 // answers turn, not on every answer.
 package fit

@@ -64,9 +64,6 @@ func ruleOf(q fakecloud.Quota) Rule {
 	case fakecloud.TokenBucket:
 		return Rule{Kind: Bucket, Limit: int64(q.Burst), Rate: float64(q.Limit) / q.Window.Seconds()}
 	}
-	if q.Align == fakecloud.AlignFirst {
-		return Rule{Kind: Anchored, Limit: int64(q.Limit), Window: q.Window}
-	}
 	return Rule{Kind: Fixed, Limit: int64(q.Limit), Window: q.Window, Start: time.Unix(0, 0).Add(q.Offset)}
 }
 
@@ -76,8 +73,6 @@ var shapes = []fakecloud.Quota{
 	{Policy: fakecloud.FixedWindow, Limit: 40, Window: 10 * time.Second},
 	{Policy: fakecloud.SlidingWindow, Limit: 10, Window: 2 * time.Second},
 	{Policy: fakecloud.TokenBucket, Limit: 20, Window: time.Second, Burst: 5},
-	{Policy: fakecloud.FixedWindow, Limit: 10, Window: 2 * time.Second, Align: fakecloud.AlignFirst},
-	{Policy: fakecloud.FixedWindow, Limit: 7, Window: 3 * time.Second, Align: fakecloud.AlignFirst},
 }
 
 // TestGrantsMatchFakecloud: each member predicts exactly what its server
@@ -134,10 +129,7 @@ func recordOf(got []served) *Record {
 // bucket's search, a few rates then steps, can miss by that), on at least
 // 10 of 12 records a shape. That is a regression floor: 3 s, off the grid
 // and sent in bursts that leave wide gaps between refills, is right on 11;
-// the others on 12. An anchored window (opened by the first request after
-// the last ended) is named anchored on 12 of 12 at 2 s; at 3 s, off the
-// grid, on 12 of 12 too, its length the longest the refills allow, up to
-// 7.6% long, which explains the record as well as the server's own.
+// the others on 12.
 func TestFitNamesTheServer(t *testing.T) {
 	const seeds, floor = 12, 10
 	for _, q := range shapes {
@@ -173,7 +165,7 @@ func misses(b, want Rule) string {
 		m = append(m, fmt.Sprintf("limit %d, want %d ± 1", b.Limit, want.Limit))
 	}
 	switch b.Kind {
-	case Fixed, Sliding, Anchored:
+	case Fixed, Sliding:
 		if e := math.Abs(float64(b.Window-want.Window)) / float64(want.Window); e > 0.02 {
 			m = append(m, fmt.Sprintf("window %v, want %v ± 2%%", b.Window, want.Window))
 		}

@@ -26,14 +26,9 @@ const (
 	Bucket
 	// Cap: at most Limit requests in flight at once.
 	Cap
-	// Anchored: at most Limit in each window of length Window, a window
-	// opened by the first request after the last one ended (a counter
-	// created on first use that expires Window later: a Redis INCR with
-	// an EXPIRE). Its windows follow the requests, on no grid.
-	Anchored
 )
 
-var kindNames = [...]string{None: "none", Fixed: "fixed", Sliding: "sliding", Bucket: "bucket", Cap: "cap", Anchored: "anchored"}
+var kindNames = [...]string{None: "none", Fixed: "fixed", Sliding: "sliding", Bucket: "bucket", Cap: "cap"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -46,8 +41,8 @@ func (k Kind) String() string {
 // rule by which a server grants requests. The zero Rule is None.
 type Rule struct {
 	Kind   Kind
-	Limit  int64         // grants per window (Fixed, Sliding, Anchored), the bucket's depth (Bucket), requests in flight (Cap)
-	Window time.Duration // Fixed, Sliding, Anchored
+	Limit  int64         // grants per window (Fixed, Sliding), the bucket's depth (Bucket), requests in flight (Cap)
+	Window time.Duration // Fixed, Sliding
 	Start  time.Time     // Fixed: a window begins here (the zero Time: the Unix epoch)
 	Rate   float64       // Bucket: tokens a second
 }
@@ -57,13 +52,7 @@ type Rule struct {
 // tries first, where one off the grid it searched for. A rule without a
 // window is on no grid.
 func (r Rule) OnGrid() bool {
-	return r.windowed() && slices.Contains(grid[:], r.Window)
-}
-
-// windowed reports whether the rule counts grants per window: Fixed,
-// Sliding or Anchored.
-func (r Rule) windowed() bool {
-	return r.Kind == Fixed || r.Kind == Sliding || r.Kind == Anchored
+	return (r.Kind == Fixed || r.Kind == Sliding) && slices.Contains(grid[:], r.Window)
 }
 
 // PerSecond returns the long-run rate the rule grants, in requests a
@@ -71,7 +60,7 @@ func (r Rule) windowed() bool {
 // bound no rate.
 func (r Rule) PerSecond() float64 {
 	switch r.Kind {
-	case Fixed, Sliding, Anchored:
+	case Fixed, Sliding:
 		if r.Window > 0 {
 			return float64(r.Limit) / r.Window.Seconds()
 		}
@@ -82,8 +71,7 @@ func (r Rule) PerSecond() float64 {
 }
 
 // String formats the rule, e.g. "fixed 100/1s at 12:00:00.250", "sliding
-// 50/2s", "anchored 50/2s", "bucket 20/s, 10 deep", "cap 8 in flight" or
-// "none".
+// 50/2s", "bucket 20/s, 10 deep", "cap 8 in flight" or "none".
 func (r Rule) String() string {
 	switch r.Kind {
 	case None:
@@ -96,8 +84,6 @@ func (r Rule) String() string {
 		return s
 	case Sliding:
 		return fmt.Sprintf("sliding %d/%v", r.Limit, r.Window)
-	case Anchored:
-		return fmt.Sprintf("anchored %d/%v", r.Limit, r.Window)
 	case Bucket:
 		return fmt.Sprintf("bucket %.3g/s, %d deep", r.Rate, r.Limit)
 	case Cap:
@@ -147,11 +133,10 @@ func (r Rule) Grants(reqs []Request) []bool {
 // request whose load is below its Limit. Times are Unix ns, nondecreasing.
 type meter struct {
 	kind  Kind
-	win   int64 // ns: Fixed, Sliding, Anchored
+	win   int64 // ns: Fixed, Sliding
 	start int64 // Fixed: a window's start, Unix ns
 	// Fixed: the window counted (its index), where the next begins, and
-	// the grants in it; Anchored: where the window counted ends, and the
-	// grants in it.
+	// the grants in it.
 	k, next, count int64
 	// Sliding: the grants' arrivals, oldest first from head.
 	log  []int64
@@ -208,11 +193,6 @@ func (m *meter) load(at int64, level int32) int64 {
 		return tokens(debt)
 	case Cap:
 		return int64(level) - 1
-	case Anchored:
-		if at >= m.next {
-			m.next, m.count = at+m.win, 0 // this request opens a window
-		}
-		return m.count
 	}
 	return 0
 }
@@ -220,7 +200,7 @@ func (m *meter) load(at int64, level int32) int64 {
 // take counts a grant at at.
 func (m *meter) take(at int64) {
 	switch m.kind {
-	case Fixed, Anchored:
+	case Fixed:
 		m.count++
 	case Sliding:
 		m.log = append(m.log, at)

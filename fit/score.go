@@ -174,11 +174,7 @@ func (r *Record) Fit() Fit {
 		if c.better(byKind[c.rule.Kind]) {
 			byKind[c.rule.Kind] = c
 		}
-		// An anchored window, tried beside the others' windows, must
-		// beat the best of them by more than chance: on a record paced
-		// evenly, it and a fixed window or a sliding log of its length
-		// grant alike, and those stay named.
-		if c.explains() && c.better(best) && (c.rule.Kind != Anchored || best.rule.Kind == None || c.beats(best)) {
+		if c.explains() && c.better(best) {
 			best = c
 		}
 	}
@@ -232,24 +228,6 @@ func (r *Record) Fit() Fit {
 	for _, o := range off {
 		if 2*int64(o.w) <= span {
 			c := f.score(Rule{Kind: Sliding, Window: o.w})
-			c.off = true
-			try(c)
-		}
-	}
-	// A window opened by the first request after the last: on the
-	// grid, and where the refills bound it (off returns the arcs'
-	// spacing, which an anchored window's refills stretch by the time
-	// each took to be seen).
-	for _, w := range grid {
-		if 2*int64(w) <= span {
-			try(f.score(Rule{Kind: Anchored, Window: w}))
-		}
-	}
-	if lo, hi, ok := f.anchoredWindows(); ok && 2*int64(hi) <= span {
-		for k := range offTries {
-			// Longest first: of lengths the record tells no apart, the
-			// one that paces slowest.
-			c := f.score(Rule{Kind: Anchored, Window: hi - (hi-lo)*time.Duration(k)/offTries})
 			c.off = true
 			try(c)
 		}
@@ -441,8 +419,6 @@ func (f *fitter) loadsOnly(r Rule) []int64 {
 		f.loadsFixed(load, r)
 	case Sliding:
 		f.loadsSliding(load, int64(r.Window))
-	case Anchored:
-		f.loadsAnchored(load, int64(r.Window))
 	case Bucket:
 		f.loadsBucket(load, r)
 	case Cap:
@@ -624,60 +600,6 @@ func (f *fitter) loadsSliding(load []int64, w int64) {
 			}
 		}
 	}
-}
-
-// loadsAnchored: the successes before each sample in its window, each
-// window opened by the first arrival after the last one ended. The first
-// throttle's window opened before the record, where is not known: it is
-// spent until the first success after it (see begin), which then opened
-// the next. Before the first throttle nothing is judged.
-func (f *fitter) loadsAnchored(load []int64, w int64) {
-	from, end := 0, int64(math.MinInt64)
-	for i, s := range f.s {
-		switch {
-		case i < f.i0:
-			load[i] = unjudged
-			continue
-		case f.refill == 0 || s.at < f.refill:
-			load[i] = spent
-			continue
-		case s.at >= end:
-			from, end = i, s.at+w
-		}
-		load[i] = int64(f.cum[i] - f.cum[from])
-	}
-}
-
-// anchoredWindows returns the lengths an anchored window may have, as the
-// refills bound it: a window opened at a refill's success ends within
-// the next refill's arc, so two refills in a row bound it in
-// (lo_k − hi_{k−1}, hi_k − hi_{k−1}], where no window opened between them
-// unseen (one we did not spend). From the pair the least apart, each
-// other pair's bounds narrow these where they overlap them; a pair they
-// do not overlap had a window between. None while fewer than three
-// refills say anything.
-func (f *fitter) anchoredWindows() (lo, hi time.Duration, ok bool) {
-	if len(f.arcs) < 3 {
-		return 0, 0, false
-	}
-	f.dists = f.dists[:0]
-	for k := 1; k < len(f.arcs); k++ {
-		p, a := f.arcs[k-1], f.arcs[k]
-		if a.lo > p.hi {
-			f.dists = append(f.dists, dist{float64(a.lo - p.hi), float64(a.hi - p.hi)})
-		}
-	}
-	if len(f.dists) < 2 {
-		return 0, 0, false
-	}
-	slices.SortFunc(f.dists, func(a, b dist) int { return cmp.Compare(a.hi, b.hi) })
-	l, h := f.dists[0].lo, f.dists[0].hi
-	for _, d := range f.dists[1:] {
-		if max(l, d.lo) < min(h, d.hi) {
-			l, h = max(l, d.lo), min(h, d.hi)
-		}
-	}
-	return time.Duration(l), time.Duration(h), true
 }
 
 // loadsBucket: the tokens owed before each sample. Empty at the first
