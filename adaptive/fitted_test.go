@@ -71,12 +71,11 @@ func TestFittedSize(t *testing.T) {
 }
 
 // seededRun runs 32 callers through a fresh Limiter to a fake serving
-// q with faults f, seeded seed, for 30 s of the bubble's clock from a
+// q with faults f, seeded seed, for length of the bubble's clock from a
 // cold start, and returns what the fake admitted and throttled from
 // `from` to the end, and the Limiter's Snapshot then. It runs in a
 // synctest bubble of its own.
-func seededRun(t *testing.T, q fakecloud.Quota, f fakecloud.Faults, seed uint64, from time.Duration) (s simSpan, sn Snapshot) {
-	const length = 30 * time.Second
+func seededRun(t *testing.T, q fakecloud.Quota, f fakecloud.Faults, seed uint64, from, length time.Duration) (s simSpan, sn Snapshot) {
 	synctest.Test(t, func(t *testing.T) {
 		q.API = simAction
 		cloud := fakecloud.New(fakecloud.Config{Seed: seed, Quotas: []fakecloud.Quota{q}, Faults: f})
@@ -115,7 +114,7 @@ func TestFitPacesFixedWindow(t *testing.T) {
 	late := fakecloud.Faults{LatencyRate: 1, Latency: 250 * time.Millisecond, LatencyJitter: 100 * time.Millisecond}
 	good, byFit := 0, 0
 	for seed := range uint64(seeds) {
-		s, sn := seededRun(t, q, late, seed+1, 12*time.Second)
+		s, sn := seededRun(t, q, late, seed+1, 12*time.Second, 30*time.Second)
 		if sn.Phase != PhaseSettled {
 			t.Errorf("seed %d: ends %v, never settled", seed+1, sn.Phase)
 		}
@@ -161,7 +160,7 @@ func TestFitPacesSlidingLog(t *testing.T) {
 	q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}
 	good := 0
 	for seed := range uint64(seeds) {
-		s, sn := seededRun(t, q, simLatency, seed+1, 15*time.Second)
+		s, sn := seededRun(t, q, simLatency, seed+1, 15*time.Second, 30*time.Second)
 		if sn.Phase != PhaseSettled {
 			t.Errorf("seed %d: ends %v, never settled", seed+1, sn.Phase)
 		}
@@ -189,7 +188,7 @@ func TestFitPacesSlidingLog(t *testing.T) {
 // of its count, which then read 1: the learner measured at 1 per window
 // and, with nothing throttled, never learned otherwise (4.5% goodput).
 func TestSettlesOnInstantAnswers(t *testing.T) {
-	s, sn := seededRun(t, fakecloud.Quota{Limit: 50, Window: time.Second}, fakecloud.Faults{}, 1, 5*time.Second)
+	s, sn := seededRun(t, fakecloud.Quota{Limit: 50, Window: time.Second}, fakecloud.Faults{}, 1, 5*time.Second, 30*time.Second)
 	t.Logf("%v %d per %v; goodput %.1f%%, throttled %.2f%%", sn.Phase, sn.LearnedLimit, sn.LearnedWindow, 100*s.goodput(), 100*s.throttledShare())
 	if sn.Phase != PhaseSettled || sn.LearnedLimit != 50 || sn.LearnedWindow != time.Second {
 		t.Errorf("ends %v at %d per %v, want settled at 50 per 1s", sn.Phase, sn.LearnedLimit, sn.LearnedWindow)
@@ -222,7 +221,7 @@ func TestFitPacesTokenBucket(t *testing.T) {
 	fast := fakecloud.Faults{LatencyRate: 1, Latency: 2 * time.Millisecond}
 	good, byFit := 0, 0
 	for seed := range uint64(seeds) {
-		s, sn := seededRun(t, q, fast, seed+1, 20*time.Second)
+		s, sn := seededRun(t, q, fast, seed+1, 20*time.Second, 30*time.Second)
 		ok := s.throttledShare() <= 0.01
 		if ok {
 			good++

@@ -337,23 +337,12 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // 92.8%, 0.3%), the same over 20 runs. The test asserts the bounds
 // narrowed to within 1% of 3 s, and the REGRESSION FLOOR of 98% goodput.
 func TestOffGridWindowNarrows(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cloud := fixedCloud(120, 3*time.Second, 0, 0)
-		lim := New(Config{})
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 32)
-		s := measure(simMeter{cloud, "AK1"}, start, 45*time.Second, 90*time.Second-time.Millisecond, "settled", 40)
-		sn := lim.Snapshot()
-		wg.Wait()
-		t.Logf("bounds %v–%v, Ŵ %v, L̂ %d; goodput %.1f%%, %.1f%% throttled", sn.WindowLow, sn.WindowHigh, sn.LearnedWindow, sn.LearnedLimit, 100*s.goodput(), 100*s.throttledShare())
-		if sn.WindowLow < 2970*time.Millisecond || sn.WindowHigh > 3030*time.Millisecond {
-			t.Errorf("bounds on Ŵ %v–%v, want within 1%% of 3s", sn.WindowLow, sn.WindowHigh)
-		}
-		if g := s.goodput(); g < 0.98 {
-			t.Errorf("goodput %.1f%%, want ≥ 98%%", 100*g)
-		}
-	})
+	s, sn := seededRun(t, fakecloud.Quota{Limit: 120, Window: 3 * time.Second}, modelLatency, 0, 45*time.Second, 90*time.Second)
+	t.Logf("bounds %v–%v, Ŵ %v, L̂ %d; goodput %.1f%%, %.1f%% throttled", sn.WindowLow, sn.WindowHigh, sn.LearnedWindow, sn.LearnedLimit, 100*s.goodput(), 100*s.throttledShare())
+	if sn.WindowLow < 2970*time.Millisecond || sn.WindowHigh > 3030*time.Millisecond {
+		t.Errorf("bounds on Ŵ %v–%v, want within 1%% of 3s", sn.WindowLow, sn.WindowHigh)
+	}
+	if g := s.goodput(); g < 0.98 {
+		t.Errorf("goodput %.1f%%, want ≥ 98%%", 100*g)
+	}
 }
