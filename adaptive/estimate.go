@@ -941,15 +941,18 @@ func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
 // the server's may have ended already. Seeking that refill places the
 // windows anew and narrows the bounds, where pausing to the predicted end
 // keeps both as they were. A probe that failed earlier in the window
-// says nothing of the drift: a token bucket read as a window off the grid
-// fails probes anywhere, and a refill sought there costs throttles and
-// places nothing.
+// says nothing of the drift, and nor does one where the placement leaves
+// no late stretch: where its uncertainty reaches back past the pace's
+// last request of the window (a window of one request has none). A
+// token bucket read as a window off the grid, often one request per a
+// few tens of milliseconds, fails probes anywhere, and a refill sought
+// there costs throttles and places nothing.
 func (e *estimator) drifted(a, spread int64) bool {
-	if !e.fixed || e.followed || e.whi <= 0 || e.win != e.whi || e.step != 0 {
+	if !e.fixed || e.followed || e.whi <= 0 || e.win != e.whi || e.step != 0 || e.limit < 1 {
 		return false
 	}
 	from, unsure, ok := e.windowOf(a)
-	return ok && a+unsure+spread >= from+e.wlo
+	return ok && unsure+spread < e.wlo-e.win/e.limit && a+unsure+spread >= from+e.wlo
 }
 
 // spanFailed ends a probe above L̂ that a throttle arrived at a ended: the
