@@ -22,7 +22,8 @@
 // (pace at limit/window, a limit said without its window taken per the
 // longest time to a reset said, at least the shortest round window;
 // spend Remaining evenly until the reset), the learner's estimate where
-// the server says no limit, and a static quota.Rule before either. Snapshot.Source says which is in force.
+// the server says no limit, and a static quota.Rule before either.
+// Snapshot.Source says which is in force.
 //
 // No answer can stop a tenant for good: every pause is capped by MaxPause,
 // no pace the answers set is slower than one request per MaxPause, and a
@@ -98,39 +99,36 @@
 //     refill, which places the windows anew, L̂ standing (a second in a
 //     row, or a count otherwise unknown, and the learner measures again).
 //
-// Probing above L̂, only while callers wait on the pacer: two windows
-// after settling (a quota that just changed may change back), then at
-// least one window and 200 admissions apart per throttle the failed one
-// before cost, so that probing costs about 0.5% of what is sent (never
-// more than MaxPause apart at the pace, or one window; they do not back
-// off, so a raise after an hour at one quota is found as soon as one
-// after a minute), one
-// window is paced at L̂+1 per the shortest window the bounds allow,
-// aligned to the predicted window when the phase is known. A confirmed
-// throttle there means the quota is unchanged: the gate pauses to the window's
-// predicted end, and probing an unchanged quota costs about one throttle
-// in 200. Paced per the upper end of bounds that hold no round length (a
-// window off the grid), a throttle late in the window as placed is a
-// window's end like any settled one instead: its refill is sought,
-// placing the windows anew and narrowing the bounds, so that the pace
-// does not drift off the server's windows. If the window goes through,
-// the quota grew. Where a window's
-// count measures the quota (a fixed window, the fit's or one the
-// refills pin to a round length or within 1.5%), slow start again until
-// a throttle, then measure: paced at its cap per Ŵ (twice L̂, one more
-// per success), so that the window's end costs what the pace sends in a
-// round trip, not every request in flight. Elsewhere (a sliding log's or
-// a bucket's count depends on when it is taken, and a burst there costs a
-// throttle for each request above the pace) the probes ramp, paced: L̂
-// grows by what the probe sent above it, at the window the probe was
-// paced at, and the next probe goes at once with its step doubled; once
-// one fails, the step halves between the level that passed and the one
-// that failed, so a raise of k is found in about 2·log2(k) probes of a
-// window each. But only if the callers kept up the
-// probe's pace (successes of at least 90% of L̂ per window in it): a
-// window that saw L̂ or fewer of ours, because demand fell or a circuit
-// breaker held everyone back, says nothing, and the probe is tried again
-// later. Idle time teaches nothing.
+// Probing above L̂, only while callers wait on the pacer: two windows after
+// settling (a quota that just changed may change back), then at least one
+// window and 200 admissions apart per throttle the failed one before cost,
+// so that probing costs about 0.5% of what is sent (never more than MaxPause
+// apart at the pace, or one window; they do not back off, so a raise after
+// an hour at one quota is found as soon as one after a minute), one window
+// is paced at L̂+1 per the shortest window the bounds allow, aligned to the
+// predicted window when the phase is known. A confirmed throttle there means
+// the quota is unchanged: the gate pauses to the window's predicted end, and
+// probing an unchanged quota costs about one throttle in 200. Paced per the
+// upper end of bounds that hold no round length (a window off the grid), a
+// throttle late in the window as placed is a window's end like any settled
+// one instead: its refill is sought, placing the windows anew and narrowing
+// the bounds, so that the pace does not drift off the server's windows. If
+// the window goes through, the quota grew. Where a window's count measures
+// the quota (a fixed window, the fit's or one the refills pin to a round
+// length or within 1.5%), slow start again until a throttle, then measure:
+// paced at its cap per Ŵ (twice L̂, one more per success), so that the
+// window's end costs what the pace sends in a round trip, not every request
+// in flight. Elsewhere (a sliding log's or a bucket's count depends on when
+// it is taken, and a burst there costs a throttle for each request above the
+// pace) the probes ramp, paced: L̂ grows by what the probe sent above it, at
+// the window the probe was paced at, and the next probe goes at once with
+// its step doubled; once one fails, the step halves between the level that
+// passed and the one that failed, so a raise of k is found in about
+// 2·log2(k) probes of a window each. But only if the callers kept up the
+// probe's pace (successes of at least 90% of L̂ per window in it): a window
+// that saw L̂ or fewer of ours, because demand fell or a circuit breaker
+// held everyone back, says nothing, and the probe is tried again later. Idle
+// time teaches nothing.
 //
 // A cap on requests in flight: where strays are common, the learner also
 // counts each answer by its level, how many of our requests were in
@@ -169,27 +167,26 @@
 // out, nor when a quota explains more of them than no quota does, by
 // less than chance could.
 //
-// The fit paces three members of the family so far, the fixed window
-// and the sliding log on the grid and the token bucket, and only where
-// the record shows the estimate above wrong: when a fit names one, L
-// less Ô per W, that the fit before it named too, with throttles between, and that explains the
-// answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers,
-// each at its own limit; weighed at each fit and, while the estimator is
-// settled, as often between fits), the estimator settles on it
-// (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
-// window's starts (a sliding log's follow our own sends: none is kept),
-// and a request reaches the server where the fit's delay into the round
-// trip puts it, so only that share of the round trip's variation widens
-// the pace. Paced so, a throttle
+// The fit paces three members of the family so far, the fixed window and the
+// sliding log on the grid and the token bucket, and only where the record
+// shows the estimate above wrong: when a fit names one, L less Ô per W, that
+// the fit before it named too, with throttles between, and that explains the
+// answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers, each
+// at its own limit; weighed at each fit and, while the estimator is settled,
+// as often between fits), the estimator settles on it (Snapshot.PacedByFit):
+// its bounds are the fit's W, its refills a fixed window's starts (a sliding
+// log's follow our own sends: none is kept), and a request reaches the
+// server where the fit's delay into the round trip puts it, so only that
+// share of the round trip's variation widens the pace. Paced so, a throttle
 // does not send the learner back to measuring, nor does a refill missed
 // where predicted, nor refills that contradict each other: the next fit,
-// which holds those answers, says whether the rule changed. A probe
-// above a fixed window of the fit's sends two more per window, over two
-// windows whatever the fit's phase (one more could fall so that no
-// window of the server's holds it); above a sliding log, over one
-// window, which has no phase. Settled on the fit's window, a higher count is left to the
-// probes: a fit books someone else's spending by its median, which would
-// take from them half the time.
+// which holds those answers, says whether the rule changed. A probe above a
+// fixed window of the fit's sends two more per window, over two windows
+// whatever the fit's phase (one more could fall so that no window of the
+// server's holds it); above a sliding log, over one window, which has no
+// phase. Settled on the fit's window, a higher count is left to the probes:
+// a fit books someone else's spending by its median, which would take from
+// them half the time.
 //
 // A token bucket (rate r, D deep) is taken where, besides the above, the
 // record prefers it to the best fit of every other kind too by more than
