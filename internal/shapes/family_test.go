@@ -18,8 +18,8 @@ import (
 
 var (
 	family    = flag.Int("family", 0, "run N servers drawn from the family, seeded -seed to -seed+N-1, each for its full length; print their distribution and the worst, and rewrite that part of docs/matrix.md")
-	firstSeed = flag.Uint64("seed", 1, "with -family, the first draw's seed")
-	replay    = flag.Uint64("draw", 0, "run the draw with this seed alone, for its full length, and print its row and its run window by window (and write its picture to the temporary directory)")
+	firstSeed = flag.Uint64("seed", 1, "with -family, the first draw's seed; with -cell, the run's")
+	replay    = flag.Uint64("draw", 0, "run the draw with this seed alone, for its full length, and print its row and its run window by window, each client's learner beside (and write its picture to the temporary directory)")
 )
 
 // smokeDraws are the draws a default go test runs, shortened: cheap ones,
@@ -84,22 +84,7 @@ func TestFamily(t *testing.T) {
 	}
 	report(t, now)
 	if *replay > 0 {
-		var b bytes.Buffer
-		if err := WriteTable(&b, rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteWindows(&b, rows[0].Result); err != nil {
-			t.Fatal(err)
-		}
-		var svg bytes.Buffer
-		if err := rows[0].Result.Series.WriteSVG(&svg, 0, 0); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(os.TempDir(), fmt.Sprintf("tollgate-draw-%d.svg", *replay))
-		if err := os.WriteFile(path, svg.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("\n%s\npicture: %s", b.String(), path)
+		logRun(t, rows[0], fmt.Sprintf("tollgate-draw-%d.svg", *replay))
 		return
 	}
 	var b bytes.Buffer
@@ -116,6 +101,27 @@ func TestFamily(t *testing.T) {
 	}
 }
 
+// logRun logs one row and its run window by window (WriteWindows), and
+// writes its picture to the file name in the temporary directory.
+func logRun(t *testing.T, row Row, name string) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, []Row{row}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteWindows(&b, row.Result); err != nil {
+		t.Fatal(err)
+	}
+	var svg bytes.Buffer
+	if err := row.Result.Series.WriteSVG(&svg, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(os.TempDir(), name)
+	if err := os.WriteFile(path, svg.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s\npicture: %s", b.String(), path)
+}
+
 // familyRuns returns the Options of the draws TestFamily runs: with
 // -compare, those its file holds; else -draw's alone, or -family's, at
 // full length; else the smoke draws, shortened.
@@ -125,7 +131,7 @@ func familyRuns(t *testing.T) []Options {
 	}
 	switch {
 	case *replay > 0:
-		return []Options{{Seed: *replay}}
+		return []Options{{Seed: *replay, Trace: true}}
 	case *family > 0:
 		opts := make([]Options, *family)
 		for i := range opts {

@@ -217,11 +217,21 @@ func WriteFamily(w io.Writer, rows []Row) error {
 
 // WriteWindows writes one run window by window, as text: what the server
 // admitted, throttled and allowed, and the learner's estimate, per bucket
-// of the run's series; the picture -draw prints beside its SVG.
+// of the run's series; the picture -draw prints beside its SVG. Where the
+// run was traced (Options.Trace), a column per client gives its learner at
+// the bucket's end: its phase, then the estimate column's figures.
 func WriteWindows(w io.Writer, r *Result) error {
 	s := r.Series
 	var b strings.Builder
-	b.WriteString("| from | admitted | throttled | quota | learner's estimate |\n|---|---|---|---|---|\n")
+	clients := 0
+	if len(r.Learners) > 0 {
+		clients = len(r.Learners[0])
+	}
+	b.WriteString("| from | admitted | throttled | quota | learner's estimate |")
+	for k := range clients {
+		fmt.Fprintf(&b, " client %d |", k+1)
+	}
+	b.WriteString("\n|---|---|---|---|---|" + strings.Repeat("---|", clients) + "\n")
 	for i := range s.Admitted {
 		est := "—"
 		if i < len(s.Estimate) && !math.IsNaN(s.Estimate[i]) {
@@ -231,7 +241,12 @@ func WriteWindows(w io.Writer, r *Result) error {
 		if i < len(s.Quota) && !math.IsNaN(s.Quota[i]) {
 			quota = fmt.Sprintf("%.1f", s.Quota[i])
 		}
-		fmt.Fprintf(&b, "| %v | %d | %d | %s | %s |\n", time.Duration(i)*s.Bucket, s.Admitted[i], s.Throttled[i], quota, est)
+		fmt.Fprintf(&b, "| %v | %d | %d | %s | %s |", time.Duration(i)*s.Bucket, s.Admitted[i], s.Throttled[i], quota, est)
+		for k := range clients {
+			sn := r.Learners[i][k]
+			fmt.Fprintf(&b, " %v: %s |", sn.Phase, snapshotString(sn))
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

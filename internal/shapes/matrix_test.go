@@ -16,6 +16,7 @@ import (
 var (
 	matrix = flag.Bool("matrix", false, "run every cell of the shape matrix for its full length, and rewrite the table in docs/matrix.md and the pictures in docs/shapes")
 	runs   = flag.Int("runs", 5, "with -matrix, runs of each cell, seeded 1 to runs; the table shows their medians")
+	onCell = flag.String("cell", "", "run the cell of this name alone, for its full length, seeded -seed, and print its row and its run window by window, each client's learner beside (and write its picture to the temporary directory)")
 )
 
 // pictures are the cells drawn in docs/matrix.md, and the files in
@@ -41,8 +42,10 @@ var pictures = map[string]string{
 // -save FILE keeps each run's figures; -compare FILE runs what FILE holds
 // again on the code at hand and says, figure by figure, whether it got
 // better, worse or stayed within noise (see Compare), and rewrites no
-// docs. Every run is checked (checkRun); no goodput figure is asserted: the table reports them against the
-// goals.
+// docs. -cell NAME runs that cell once, seeded -seed, and prints it window
+// by window, each client's learner beside: how a cell's run went, for
+// whoever changes the learner. Every run is checked (checkRun); no
+// goodput figure is asserted: the table reports them against the goals.
 func TestMatrix(t *testing.T) {
 	cells, opts := matrixRuns(t)
 	if len(cells) == 0 {
@@ -97,6 +100,10 @@ func TestMatrix(t *testing.T) {
 		now.Cells[c.Name] = samples[i]
 	}
 	report(t, now)
+	if *onCell != "" {
+		logRun(t, rows[0], fmt.Sprintf("tollgate-cell-%d.svg", *firstSeed))
+		return
+	}
 	var table bytes.Buffer
 	if err := WriteTable(&table, rows); err != nil {
 		t.Fatal(err)
@@ -140,13 +147,21 @@ func checkRun(t *testing.T, r *Result) {
 }
 
 // matrixRuns returns the cells TestMatrix runs and the Options of each
-// one's runs: with -compare, those its file holds; else with -matrix
-// every cell, at full length, seeded 1 to -runs; else the smoke cells,
-// shortened, seeded 1.
+// one's runs: with -compare, those its file holds; else with -cell that
+// cell, once, traced; else with -matrix every cell, at full length,
+// seeded 1 to -runs; else the smoke cells, shortened, seeded 1.
 func matrixRuns(t *testing.T) ([]Cell, [][]Options) {
 	b := comparing(t)
 	var cells []Cell
 	var opts [][]Options
+	if *onCell != "" && b == nil {
+		for _, c := range Cells() {
+			if c.Name == *onCell {
+				return []Cell{c}, [][]Options{{{Seed: *firstSeed, Trace: true}}}
+			}
+		}
+		t.Fatalf("-cell %q: no cell has that name", *onCell)
+	}
 	for _, c := range Cells() {
 		var o []Options
 		switch {

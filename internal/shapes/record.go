@@ -48,6 +48,9 @@ type recorder struct {
 	cut      atomic.Bool
 
 	estimates []estimate // per bucket, written by sample alone
+	// learners are, per bucket, every client's learner at the bucket's
+	// end (Options.Trace), in the clients' order; nil if not traced.
+	learners [][]adaptive.Snapshot
 }
 
 // callRecord is one call: when it began, how long it took, its class,
@@ -153,13 +156,18 @@ const samplesPerBucket = 10
 // sample records the learner of the first client's only tenant: in each
 // bucket, the mean of its estimate read ten times (it swings inside a
 // window: cut at a throttle, raised again), and its state at the bucket's
-// end. With no Transport (a bare run) it records nothing.
-func (r *recorder) sample(tr *transport.Transport) {
+// end; with trace, every client's state at the bucket's end too. With no
+// Transport (a bare run) it records nothing.
+func (r *recorder) sample(trs []*transport.Transport, trace bool) {
 	for i := range r.estimates {
 		r.estimates[i].perBucket = math.NaN()
 	}
+	tr := trs[0]
 	if tr == nil {
 		return
+	}
+	if trace {
+		r.learners = make([][]adaptive.Snapshot, len(r.estimates))
 	}
 	for i := range r.estimates {
 		sum, n := 0.0, 0
@@ -177,6 +185,15 @@ func (r *recorder) sample(tr *transport.Transport) {
 		}
 		if n > 0 {
 			r.estimates[i].perBucket = sum / float64(n)
+		}
+		if trace {
+			r.learners[i] = make([]adaptive.Snapshot, len(trs))
+			for k, tr := range trs {
+				tr.Range(func(_ quota.Key, l *adaptive.Limiter) bool {
+					r.learners[i][k] = l.Snapshot()
+					return false
+				})
+			}
 		}
 	}
 }

@@ -47,6 +47,10 @@ type Result struct {
 
 	Estimate    adaptive.Snapshot // the first client's learner at the end
 	HasEstimate bool
+	// Learners are, per bucket of Series, every client's learner at the
+	// bucket's end, in the clients' order, where the run was traced
+	// (Options.Trace); else nil.
+	Learners [][]adaptive.Snapshot
 
 	// Classes are the callers' priority classes, Interactive then Batch,
 	// where the cell has them (Cell.Interactive) and was not run
@@ -186,6 +190,7 @@ func (r *recorder) result(c Cell) *Result {
 	if e := r.estimates[end-1]; e.ok {
 		res.Estimate, res.HasEstimate = e.sn, true
 	}
+	res.Learners = r.learners
 
 	res.Series = Series{
 		Title:     c.Name,

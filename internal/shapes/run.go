@@ -102,6 +102,9 @@ type Options struct {
 	// Rules are every client's static rules (transport.Config.Rules), as
 	// a user may set them; nil means none, the learner's cold start.
 	Rules *quota.Rules
+	// Trace keeps every client's learner at each bucket's end
+	// (Result.Learners), for WriteWindows.
+	Trace bool
 }
 
 // Run runs c from a cold start, through tollgate (a Transport per client
@@ -222,7 +225,11 @@ func run(c Cell, o Options, realtime bool) (*Result, error) {
 			}
 		})
 	}
-	wg.Go(func() { rec.sample(clients[0].tr) })
+	trs := make([]*transport.Transport, len(clients))
+	for i, cl := range clients {
+		trs[i] = cl.tr
+	}
+	wg.Go(func() { rec.sample(trs, o.Trace) })
 	wg.Wait()
 	r := rec.result(c)
 	if c.classed() && !o.Classless {

@@ -5,8 +5,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/transport"
 )
@@ -229,5 +231,37 @@ func TestResultDemandAndShed(t *testing.T) {
 	r.Calls, r.P99 = 1, 100*time.Millisecond
 	if m := r.misses(nil); len(m) != 0 {
 		t.Errorf("misses %v, want none: every throttle was shed", m)
+	}
+}
+
+// TestWriteWindowsTraced: a traced run of three clients keeps each
+// client's learner per bucket, and WriteWindows gives each its column,
+// with the phase it was in; an untraced run keeps none.
+func TestWriteWindowsTraced(t *testing.T) {
+	c := Cell{Name: "three", Quota: fakecloud.Quota{Limit: 50, Window: time.Second}, Clients: 3}
+	var traced, plain *Result
+	synctest.Test(t, func(t *testing.T) { traced = Run(c, Options{Short: true, Seed: 1, Trace: true}) })
+	synctest.Test(t, func(t *testing.T) { plain = Run(c, Options{Short: true, Seed: 1}) })
+	if plain.Learners != nil {
+		t.Errorf("an untraced run kept %d buckets of learners", len(plain.Learners))
+	}
+	if len(traced.Learners) != len(traced.Series.Admitted) {
+		t.Fatalf("%d buckets of learners, want one per bucket of the series (%d)", len(traced.Learners), len(traced.Series.Admitted))
+	}
+	var b strings.Builder
+	if err := WriteWindows(&b, traced); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.HasSuffix(lines[0], "| client 1 | client 2 | client 3 |") {
+		t.Errorf("header %q, want a column per client", lines[0])
+	}
+	last := lines[len(lines)-1]
+	n := 0
+	for _, p := range []adaptive.Phase{adaptive.PhaseCold, adaptive.PhaseMeasuring, adaptive.PhaseSettled} {
+		n += strings.Count(last, " "+p.String()+": ")
+	}
+	if n != 3 {
+		t.Errorf("last row %q gives %d clients' learners, want 3", last, n)
 	}
 }

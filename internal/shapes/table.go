@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-go/tollgate/adaptive"
 	"github.com/tollgate-go/tollgate/fit"
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/transport"
@@ -174,7 +175,12 @@ func estimateString(r *Result) string {
 	if !r.HasEstimate {
 		return "none"
 	}
-	sn := r.Estimate
+	return snapshotString(r.Estimate)
+}
+
+// snapshotString is a learner's state as the table's estimate column
+// shows it.
+func snapshotString(sn adaptive.Snapshot) string {
 	var s string
 	switch {
 	case sn.Limit > 0 && sn.Window > 0:
