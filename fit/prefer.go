@@ -13,8 +13,13 @@ import "math"
 // It is how a pacer tells that the rule it paces by is wrong and the
 // fit's right: a rule fitted to the record beats any other on it by a
 // little, by luck, but not by that much. A Record without a throttle
-// prefers neither.
+// prefers neither, nor does any Record where either rule lacks what its
+// kind needs (a kind of the family; a window above zero for a fixed
+// window or a sliding log).
 func (r *Record) Prefers(a, b Rule) bool {
+	if !a.wellFormed() || !b.wellFormed() {
+		return false
+	}
 	f := fitters.Get().(*fitter)
 	defer fitters.Put(f)
 	return f.prefers(r, a, b)

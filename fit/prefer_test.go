@@ -3,6 +3,7 @@ package fit
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,9 +68,11 @@ func TestPrefersItsOwnRecord(t *testing.T) {
 }
 
 // TestPrefersOddRules: rules no fit would name (a bucket whose rate is
-// tiny, huge, zero, negative or not a number; a window of a nanosecond
-// or a century) are judged without a panic, and not preferred to the
-// server's own.
+// tiny, huge, zero, negative or not a number; a window of a nanosecond,
+// a century, none or less; a kind the family does not have) are judged
+// without a panic, either way round, and not preferred to the server's
+// own; Grants, asked of them, does not panic either, and a window of no
+// length, or a kind not of the family, grants nothing.
 func TestPrefersOddRules(t *testing.T) {
 	q := fakecloud.Quota{Policy: fakecloud.FixedWindow, Limit: 50, Window: time.Second, Offset: 300 * time.Millisecond}
 	right := ruleOf(q)
@@ -84,9 +87,20 @@ func TestPrefersOddRules(t *testing.T) {
 		{Kind: Fixed, Limit: 5, Window: 1},
 		{Kind: Sliding, Limit: 5, Window: 100 * 365 * 24 * time.Hour},
 		{Kind: Fixed, Limit: math.MaxInt64, Window: time.Second},
+		{Kind: Fixed, Limit: 5},
+		{Kind: Fixed, Limit: 5, Window: -time.Second},
+		{Kind: Sliding, Limit: 5},
+		{Kind: Sliding, Limit: 5, Window: -time.Second},
+		{Kind: Cap, Limit: -1},
+		{Kind: Kind(9), Limit: 5, Window: time.Second},
 	} {
 		if r.Prefers(odd, right) {
 			t.Errorf("%v preferred to the server's %v", odd, right)
+		}
+		r.Prefers(right, odd)
+		g := odd.Grants([]Request{{At: time.Unix(0, 0)}, {At: time.Unix(0, 1)}, {At: time.Unix(-5, 0)}})
+		if !odd.wellFormed() && slices.Contains(g, true) {
+			t.Errorf("%v grants %v", odd, g)
 		}
 	}
 }

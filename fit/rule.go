@@ -103,14 +103,18 @@ type Request struct {
 // Grants returns, for requests in order of arrival, which of them the
 // rule grants, from a state with nothing granted before the first: a
 // fresh window or log, a full bucket. None grants every request. The
-// rule's Limit and time parameters must be set; a Rule whose Limit is
-// below 1 grants nothing (but None).
+// rule's Limit and time parameters must be set: a Rule whose Limit is
+// below 1 grants nothing (but None), nor does one without what its kind
+// needs (see wellFormed).
 func (r Rule) Grants(reqs []Request) []bool {
 	out := make([]bool, len(reqs))
-	if r.Kind == None {
+	switch {
+	case r.Kind == None:
 		for i := range out {
 			out[i] = true
 		}
+		return out
+	case !r.wellFormed():
 		return out
 	}
 	base := int64(0)
@@ -126,6 +130,20 @@ func (r Rule) Grants(reqs []Request) []bool {
 		}
 	}
 	return out
+}
+
+// wellFormed reports whether r has what its kind needs: a kind of the
+// family, and for a fixed window or a sliding log a window longer than
+// zero. (A bucket whose rate is not above zero, or not a number, is well
+// formed too: it grants nothing.)
+func (r Rule) wellFormed() bool {
+	switch r.Kind {
+	case None, Bucket, Cap:
+		return true
+	case Fixed, Sliding:
+		return r.Window > 0
+	}
+	return false
 }
 
 // meter counts, for one rule's time parameters, what the rule has granted
