@@ -167,26 +167,30 @@
 // out, nor when a quota explains more of them than no quota does, by
 // less than chance could.
 //
-// The fit paces three members of the family so far, the fixed window and the
-// sliding log on the grid and the token bucket, and only where the record
-// shows the estimate above wrong: when a fit names one, L less Ô per W, that
-// the fit before it named too, with throttles between, and that explains the
-// answers better than L̂ per Ŵ by more than chance (fit.Record.Prefers, each
-// at its own limit; weighed at each fit and, while the estimator is settled,
-// as often between fits), the estimator settles on it (Snapshot.PacedByFit):
-// its bounds are the fit's W, its refills a fixed window's starts (a sliding
-// log's follow our own sends: none is kept), and a request reaches the
-// server where the fit's delay into the round trip puts it, so only that
-// share of the round trip's variation widens the pace. Paced so, a throttle
-// does not send the learner back to measuring, nor does a refill missed
-// where predicted, nor refills that contradict each other: the next fit,
-// which holds those answers, says whether the rule changed. A probe above a
-// fixed window of the fit's sends two more per window, over two windows
-// whatever the fit's phase (one more could fall so that no window of the
-// server's holds it); above a sliding log, over one window, which has no
-// phase. Settled on the fit's window, a higher count is left to the probes:
-// a fit books someone else's spending by its median, which would take from
-// them half the time.
+// The fit paces three members of the family so far, the fixed window on the
+// grid, the sliding log on it or off it, and the token bucket, and only where
+// the record shows the estimate above wrong: when a fit names one, L less Ô
+// per W, that the fit before it named too, with throttles between, and that
+// explains the answers better than L̂ per Ŵ by more than chance
+// (fit.Record.Prefers, each at its own limit; weighed at each fit and, while
+// the estimator is settled, as often between fits), the estimator settles on
+// it (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
+// window's starts (a sliding log's follow our own sends: none is kept), and a
+// request reaches the server where the fit's delay into the round trip puts
+// it, so only that share of the round trip's variation widens the pace. Paced
+// so, a throttle does not send the learner back to measuring, nor does a
+// refill missed where predicted, nor refills that contradict each other: the
+// next fit, which holds those answers, says whether the rule changed. A probe
+// above a fixed window of the fit's sends two more per window, over two
+// windows whatever the fit's phase (one more could fall so that no window of
+// the server's holds it); above a sliding log, over one window, which has no
+// phase. Settled on the fit's window, a higher count is left to the probes: a
+// fit books someone else's spending by its median, which would take from them
+// half the time. A sliding log off the grid is taken as one on it: the fit
+// takes its length from the successes, which bound it from above, and the
+// estimator's own bounds stay loose where refills follow our sends. A fixed
+// window off the grid is not yet: early in a record, a scan of the refills'
+// spacing finds a length a few percent off, or a fraction of the window.
 //
 // A token bucket (rate r, D deep) is taken where, besides the above, the
 // record prefers it to the best fit of every other kind too by more than

@@ -123,10 +123,14 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 // less Ô (what we may send), explains the answers better than L̂ per Ŵ
 // does by more than chance
 // (fit.Record.Prefers). The fit must have named it before, with
-// throttles between (see alike), and its window must be on the grid:
-// early in a record, a search off the grid finds lengths a few percent
-// off, or a fraction of the window, which explain a few refills by luck.
-// A cap, no quota, a window off the grid, or an estimator with no window
+// throttles between (see alike), and a fixed window must be on the grid:
+// early in a record, a search of refills' spacing off the grid finds
+// lengths a few percent off, or a fraction of the window, which explain
+// a few refills by luck. A sliding log may be off it: the fit takes its
+// length from the successes, which bound it from above (the longest
+// length they allow, of equals), and a sliding log's refills, which
+// follow our own sends, leave the estimator's own bounds loose. A cap,
+// no quota, a fixed window off the grid, or an estimator with no window
 // yet leaves the estimator as it is: those pace by the fit in the next
 // stages (#35).
 //
@@ -145,7 +149,7 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	switch {
 	case b.Kind == fit.Bucket:
 		return l.followBucket(now, fresh)
-	case b.Kind != fit.Fixed && b.Kind != fit.Sliding || !b.OnGrid():
+	case b.Kind != fit.Fixed && b.Kind != fit.Sliding || b.Kind == fit.Fixed && !b.OnGrid():
 		return false
 	}
 	ours := b

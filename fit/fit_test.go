@@ -300,6 +300,27 @@ func absInt(a int64) int64 {
 	return a
 }
 
+// TestFitTrailingOffGrid: on records of bursts to sliding logs of 27 in
+// any 1.4 s, 2.5 s and 9.2 s, lengths off the grid, the fit names a
+// sliding log of 27 at its length or up to 6% longer (the successes bound
+// it from above, as finely as they fell), on each of three seeds. Before
+// the fit took a sliding log's length from the successes, it named none
+// of the nine so: a sliding log of 1 s or 2 s, a fixed window of 26 or 17
+// per 1 s, of 27 per 5 s or 10 s, no quota, or a length 4% short, which
+// paces too fast.
+func TestFitTrailingOffGrid(t *testing.T) {
+	for _, w := range []time.Duration{1400 * time.Millisecond, 2500 * time.Millisecond, 9200 * time.Millisecond} {
+		q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 27, Window: w}
+		for seed := range uint64(3) {
+			f := recordOf(burstsTo(t, q, Size+100, 40, w/4, seed+31)).Fit()
+			b := f.Best
+			if b.Kind != Sliding || b.Limit != 27 || b.Window < w || b.Window > w*106/100 {
+				t.Errorf("%v, seed %d: fit %v, then %v; want sliding 27 per %v to %v", q, seed+31, b, f.RunnerUp, w, w*106/100)
+			}
+		}
+	}
+}
+
 // TestOnGrid: fixed and sliding windows of the round lengths are on the
 // grid, others and rules without a window are not.
 func TestOnGrid(t *testing.T) {

@@ -79,6 +79,7 @@ type fitter struct {
 	fill   []bool  // per throttle: its run spent the count (see fills)
 	thrAt  []int64 // the throttles' arrivals
 	thrC   []int   // and the successes before each
+	grants []int64 // the successes' arrivals, in order (see trailing)
 
 	// The loads' tally: successes and throttles by load up to top, those
 	// at past, the load past every count the record holds (len(s)), or
@@ -223,6 +224,29 @@ func (r *Record) Fit() Fit {
 		// A trailing window is judged once the record holds two.
 		if 2*int64(w) <= span {
 			try(f.score(Rule{Kind: Sliding, Window: w}))
+		}
+	}
+	// A trailing window off the grid, as the successes bound it at the
+	// limit of the best trailing window so far, and of the fixed one: a
+	// sliding log's refills follow our own sends, so no spacing of them
+	// shows its length. The longest the successes allow first: of
+	// equals, the most restrictive (a window the scan below finds as
+	// well may be a fraction of it).
+	limits := [...]int64{byKind[Sliding].rule.Limit, top.rule.Limit}
+	if limits[1] == limits[0] {
+		limits[1] = 0
+	}
+	for _, l := range limits {
+		lo, hi, ok := f.trailing(l)
+		if !ok {
+			continue
+		}
+		for _, w := range [...]int64{hi, lo + (hi-lo)/2} {
+			if w > 0 && 2*w <= span {
+				c := f.score(Rule{Kind: Sliding, Window: time.Duration(w)})
+				c.off = !slices.Contains(grid[:], time.Duration(w))
+				try(c)
+			}
 		}
 	}
 	for _, o := range off {
@@ -893,6 +917,41 @@ func (f *fitter) offGrid() []offWindow {
 		out = append(out, offWindow{time.Duration((wlo + whi) / 2), time.Duration(wlo), time.Duration(whi)})
 	}
 	return out
+}
+
+// trailing returns the windows (lo, hi] a sliding log of the given limit
+// allows on the record, ok false where nothing bounds them. A success
+// says the limit-th success before it had left the log: the window is at
+// most the time since that one, and hi is the least such time. A run of
+// throttles says the log held limit at its first: the window is longer
+// than the time since the limit-th success before it, and lo is the
+// greatest such time below hi (one above it is someone else's spending,
+// or shedding, or a grant the record began without).
+func (f *fitter) trailing(limit int64) (lo, hi int64, ok bool) {
+	if limit < 1 {
+		return 0, 0, false
+	}
+	hi = math.MaxInt64
+	f.grants = f.grants[:0]
+	for i, s := range f.s {
+		if k := int64(f.cum[i]) - limit; k >= 0 && !s.thr {
+			hi = min(hi, s.at-f.grants[k])
+		}
+		if !s.thr {
+			f.grants = append(f.grants, s.at)
+		}
+	}
+	if hi == math.MaxInt64 || hi <= 0 {
+		return 0, 0, false
+	}
+	for i, s := range f.s {
+		if k := int64(f.cum[i]) - limit; k >= 0 && s.thr && (i == 0 || !f.s[i-1].thr) {
+			if d := s.at - f.grants[k]; d < hi {
+				lo = max(lo, d)
+			}
+		}
+	}
+	return lo, hi, true
 }
 
 // offWindow is a window off the grid: w, within (lo, hi].
