@@ -186,9 +186,12 @@
 // the server's holds it); above a sliding log, over one window, which has no
 // phase. Settled on the fit's window, a higher count is left to the probes: a
 // fit books someone else's spending by its median, which would take from them
-// half the time. A sliding log off the grid is taken as one on it: the fit
-// takes its length from the successes, which bound it from above, and the
-// estimator's own bounds stay loose where refills follow our sends. A fixed
+// half the time. A sliding log off the grid is taken as one on it where,
+// besides, the record prefers it to the best fit of another kind by more
+// than chance (a fixed window's bursts, bunched, fit a log shorter than the
+// window too): the fit takes its length from the successes, which bound it
+// from above, and the estimator's own bounds stay loose where refills
+// follow our sends. A fixed
 // window off the grid is not yet: early in a record, a scan of the refills'
 // spacing finds a length a few percent off, or a fraction of the window.
 //

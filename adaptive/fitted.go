@@ -126,10 +126,13 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 // throttles between (see alike), and a fixed window must be on the grid:
 // early in a record, a search of refills' spacing off the grid finds
 // lengths a few percent off, or a fraction of the window, which explain
-// a few refills by luck. A sliding log may be off it: the fit takes its
-// length from the successes, which bound it from above (the longest
-// length they allow, of equals), and a sliding log's refills, which
-// follow our own sends, leave the estimator's own bounds loose. A cap,
+// a few refills by luck. A sliding log may be off it, where it also
+// explains the answers better than the fit's best rule of another kind
+// by more than chance: the fit takes its length from the successes,
+// which bound it from above (the longest length they allow, of equals),
+// and a sliding log's refills, which follow our own sends, leave the
+// estimator's own bounds loose; but a fixed window's bursts, bunched,
+// fit a log shorter than the window too. A cap,
 // no quota, a fixed window off the grid, or an estimator with no window
 // yet leaves the estimator as it is: those pace by the fit in the next
 // stages (#35).
@@ -165,6 +168,12 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 		// someone else's spending by its median. Between fits, a lower
 		// one is Ô as the record had it before: one fit on a record
 		// that spans a change books the count before it to others.
+		return false
+	case !ours.OnGrid() && !d.rec.Prefers(b, d.fit.RunnerUp):
+		// A sliding log off the grid must explain the answers better
+		// than the best rule of another kind by more than chance too:
+		// a fixed window's bursts, bunched, fit a log shorter than the
+		// window as well, which would pace too fast.
 		return false
 	case !d.rec.Prefers(ours, mine):
 		return false
