@@ -24,7 +24,10 @@
 //     the Limit-th success before it had left the log, so that the
 //     least time between them bounds the length from above (its refills
 //     follow our own sends, and their spacing shows nothing), tried
-//     first, so that of equals the most restrictive is named; a
+//     first, so that of equals the most restrictive is named (one within
+//     a round trip or two of a round length must beat that length by
+//     more than chance: arrivals placed a little off make it explain a
+//     throttle or two more); a
 //     fixed window's start where the most of those intervals meet; a
 //     bucket's rate between the bounds that pairs of throttles set, and
 //     no bucket where those bounds cross by more than a round trip's

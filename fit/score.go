@@ -232,7 +232,11 @@ func (r *Record) Fit() Fit {
 	// shows its length. The longest the successes allow first: of
 	// equals, the most restrictive (a window the scan below finds as
 	// well may be a fraction of it).
-	limits := [...]int64{byKind[Sliding].rule.Limit, top.rule.Limit}
+	// Within a round trip or two of a round length, it must beat the
+	// grid's best by more than chance: arrivals placed a little off make
+	// a length a little off the server's explain a throttle or two more.
+	onGrid := byKind[Sliding]
+	limits := [...]int64{onGrid.rule.Limit, top.rule.Limit}
 	if limits[1] == limits[0] {
 		limits[1] = 0
 	}
@@ -245,7 +249,10 @@ func (r *Record) Fit() Fit {
 			if w > 0 && 2*w <= span {
 				c := f.score(Rule{Kind: Sliding, Window: time.Duration(w)})
 				c.off = !slices.Contains(grid[:], time.Duration(w))
-				try(c)
+				_, near := RoundWindow(time.Duration(w-2*f.rt), time.Duration(w+2*f.rt))
+				if !c.off || !near || math.IsInf(onGrid.cost, 1) || c.beats(onGrid) {
+					try(c)
+				}
 			}
 		}
 	}
