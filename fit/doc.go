@@ -58,7 +58,7 @@
 //     that spent it began. Shedding refuses one here and there and makes
 //     no such run, which is how the two are told apart.
 //
-// A Fit costs 40–45 µs on a full record on a 2-core machine
+// A Fit costs about 45 µs on a full record on a 2-core machine
 // (BenchmarkFit) and allocates next to nothing; a caller fits where the
 // answers turn, not on every answer.
 package fit
