@@ -119,23 +119,21 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 
 // followFit hands a window the fit names, fixed or sliding, or a token
 // bucket (see followBucket), to the estimator, to pace by, where the
-// record shows the estimator's own wrong: the fit's rule, its Limit
-// less Ô (what we may send), explains the answers better than L̂ per Ŵ
-// does by more than chance
-// (fit.Record.Prefers). The fit must have named it before, with
-// throttles between (see alike), and a fixed window must be on the grid:
-// early in a record, a search of refills' spacing off the grid finds
-// lengths a few percent off, or a fraction of the window, which explain
-// a few refills by luck. A sliding log may be off it, where it also
-// explains the answers better than the fit's best rule of another kind
-// by more than chance: the fit takes its length from the successes,
+// record shows the estimator's own wrong: the fit's rule, its Limit less Ô
+// (what we may send), explains the answers better than L̂ per Ŵ does by
+// more than chance (fit.Record.Prefers). The fit must have named it
+// before, with throttles between (see alike), and a fixed window must be
+// on the grid: early in a record, a search of refills' spacing off the
+// grid finds lengths a few percent off, or a fraction of the window, which
+// explain a few refills by luck. A sliding log may be off it, where it
+// also explains the answers better than the fit's best rule of another
+// kind by more than chance: the fit takes its length from the successes,
 // which bound it from above (the longest length they allow, of equals),
 // and a sliding log's refills, which follow our own sends, leave the
-// estimator's own bounds loose; but a fixed window's bursts, bunched,
-// fit a log shorter than the window too. A cap,
-// no quota, a fixed window off the grid, or an estimator with no window
-// yet leaves the estimator as it is: those pace by the fit in the next
-// stages (#35).
+// estimator's own bounds loose; but a fixed window's bursts, bunched, fit
+// a log shorter than the window too. A cap, no quota, a fixed window off
+// the grid, or an estimator with no window yet leaves the estimator as it
+// is: those pace by the fit in the next stages (#35).
 //
 // It weighs at each fit (fresh) and between fits, while the estimator
 // is settled: the record's evidence grows. While the estimator measures

@@ -231,10 +231,11 @@ func (r *Record) Fit() Fit {
 	// sliding log's refills follow our own sends, so no spacing of them
 	// shows its length. The longest the successes allow first: of
 	// equals, the most restrictive (a window the scan below finds as
-	// well may be a fraction of it).
-	// Within a round trip or two of a round length, it must beat the
-	// grid's best by more than chance: arrivals placed a little off make
-	// a length a little off the server's explain a throttle or two more.
+	// well may be a fraction of it); then the middle of what the
+	// throttles leave, where they bound it from below. Within a round
+	// trip or two of a round length, it must beat the grid's best by
+	// more than chance: arrivals placed a little off make a length a
+	// little off the server's explain a throttle or two more.
 	onGrid := byKind[Sliding]
 	limits := [...]int64{onGrid.rule.Limit, top.rule.Limit}
 	if limits[1] == limits[0] {
@@ -245,7 +246,11 @@ func (r *Record) Fit() Fit {
 		if !ok {
 			continue
 		}
-		for _, w := range [...]int64{hi, lo + (hi-lo)/2} {
+		ws := [...]int64{hi, 0}
+		if lo > 0 {
+			ws[1] = lo + (hi-lo)/2
+		}
+		for _, w := range ws {
 			if w > 0 && 2*w <= span {
 				c := f.score(Rule{Kind: Sliding, Window: time.Duration(w)})
 				c.off = !slices.Contains(grid[:], time.Duration(w))
