@@ -214,8 +214,8 @@
 // is only as deep as it saw the bucket drained, so fits are alike by
 // rate alone, and a passing probe proves less where the bucket is deeper
 // than fitted: the ramp, not the fit, climbs that last stretch.
-// Windows off the grid, the cap and no quota pace by the fit in the
-// next stages.
+// Fixed windows off the grid, the cap and no quota pace by the fit in
+// the next stages.
 //
 // # Admission
 //

@@ -47,9 +47,10 @@
 //     those that beat no quota by more than chance does (√T, on T runs of
 //     throttles): shedding leaves some count that, by luck, explains a
 //     few. Of equals, the simplest: no quota, then a window on the grid;
-//     a window off the grid, searched over many lengths, must beat the
-//     grid's best by more than chance too. The runner-up is the best of
-//     another kind.
+//     a fixed window off the grid, searched over many lengths, must beat
+//     the grid's best by more than chance too, and so must a sliding
+//     log's length the successes give where it lies within a round trip
+//     or two of a round one. The runner-up is the best of another kind.
 //   - Two rules, each at its own limit, are compared the same way
 //     (Record.Prefers): one is preferred where it costs less by more than
 //     chance could. A pacer asks it whether the rule it paces by is wrong.

@@ -3,8 +3,9 @@ package fit
 import "time"
 
 // grid is the prior on a window's length: the round values servers set
-// quotas in. A window off the grid is found from the intervals between
-// refills. No two of them lie within 25% of each other.
+// quotas in. A fixed window off the grid is found from the intervals
+// between refills, a sliding log's from the successes (see trailing).
+// No two of them lie within 25% of each other.
 var grid = [...]time.Duration{
 	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
 	20 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,

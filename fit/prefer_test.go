@@ -97,7 +97,9 @@ func TestPrefersOddRules(t *testing.T) {
 		if r.Prefers(odd, right) {
 			t.Errorf("%v preferred to the server's %v", odd, right)
 		}
-		r.Prefers(right, odd)
+		if !odd.wellFormed() && r.Prefers(right, odd) {
+			t.Errorf("the server's %v preferred to %v, which lacks what its kind needs", right, odd)
+		}
 		g := odd.Grants([]Request{{At: time.Unix(0, 0)}, {At: time.Unix(0, 1)}, {At: time.Unix(-5, 0)}})
 		if !odd.wellFormed() && slices.Contains(g, true) {
 			t.Errorf("%v grants %v", odd, g)

@@ -253,7 +253,7 @@ func (r *Record) Fit() Fit {
 		for _, w := range ws {
 			if w > 0 && 2*w <= span {
 				c := f.score(Rule{Kind: Sliding, Window: time.Duration(w)})
-				c.off = !slices.Contains(grid[:], time.Duration(w))
+				c.off = !c.rule.OnGrid()
 				_, near := RoundWindow(time.Duration(w-2*f.rt), time.Duration(w+2*f.rt))
 				if !c.off || !near || math.IsInf(onGrid.cost, 1) || c.beats(onGrid) {
 					try(c)
