@@ -12,7 +12,9 @@ import (
 // Limit is positive (but None's), whose window and rate are positive and
 // finite where its kind has them, and whose score is not NaN; and no rule
 // is preferred to itself (Prefers), the best and the runner-up neither
-// both ways.
+// both ways. A change point (Change) lies within the record, cutting
+// there (CutBefore) leaves fewer answers, and a rule relimited
+// (Relimit) keeps its kind and time parameters.
 func FuzzFit(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 10, 1, 0, 0, 0, 2, 10, 0, 0, 0, 0, 3, 10, 1})
 	f.Add(make([]byte, 6*40))
@@ -52,6 +54,19 @@ func FuzzFit(f *testing.F) {
 		}
 		if r.Prefers(ft.Best, ft.RunnerUp) && r.Prefers(ft.RunnerUp, ft.Best) {
 			t.Fatalf("%v and %v each preferred to the other", ft.Best, ft.RunnerUp)
+		}
+		for _, rule := range []Rule{ft.Best, ft.RunnerUp} {
+			if k := r.Relimit(rule); k.Kind != rule.Kind || k.Window != rule.Window || k.Rate != rule.Rate {
+				t.Fatalf("%v relimited to %v", rule, k)
+			}
+		}
+		if at, ok := r.Change(ft.Best); ok {
+			n := r.Len()
+			r.CutBefore(at)
+			if r.Len() >= n {
+				t.Fatalf("cut at a change point %v: %d answers of %d left", at, r.Len(), n)
+			}
+			r.Fit()
 		}
 	})
 }
