@@ -30,7 +30,12 @@ type fitted struct {
 // where the answers turn: at the first throttle of a run (a count spent)
 // and at the first success after one (a refill, a window's end seen). It
 // fits no more often than once per sixteenth of the record, so answers
-// that turn at every request (shedding) cost a fit per 32 answers at most.
+// that turn at every request (shedding) cost a fit per 32 answers at most;
+// paced by the fit's rule (paced, None otherwise), once per window's
+// count of it at most, so that a slow tenant, which sends a few a window,
+// still fits every window or so. Each fit looks for a change point
+// first (see change); kept is the rule to pace by at once that a change
+// point left, if any.
 //
 // The record holds the newest answers (fit.Size): a settled tenant that
 // throttles once in hundreds keeps the fit it made while it still held
@@ -41,7 +46,7 @@ type fitted struct {
 // against the estimate again (weigh): as often as it would fit, where
 // the answers turn, so that the record's evidence, which grows, is
 // heard.
-func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit, weigh bool) {
+func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (refit, weigh bool, kept fit.Rule) {
 	d.rec.Add(fit.Answer{
 		Sent:      time.Unix(0, t.at),
 		Answered:  time.Unix(0, now),
@@ -51,11 +56,16 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit, weigh bool
 	d.since++
 	d.heard++
 	every := uint64(max(d.rec.Len()/16, 1))
+	if paced.Kind != fit.None && paced.Limit > 0 {
+		every = min(every, uint64(paced.Limit))
+	}
 	if throttled && !d.thr {
 		d.runs++
 	}
 	if throttled != d.thr && d.since >= every {
-		if f := d.rec.Fit(); !d.stands(f) {
+		f, cut, k := d.change(d.rec.Fit(), paced)
+		kept = k
+		if cut || !d.stands(f) {
 			d.again = alike(f.Best, d.fit.Best) && d.runs > d.runAt
 			d.fit, d.runAt, refit = f, d.runs, true
 		}
@@ -66,7 +76,69 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool) (refit, weigh bool
 	if weigh {
 		d.heard = 0
 	}
-	return refit, weigh
+	return refit, weigh, kept
+}
+
+// change cuts the record at a change point (fit.Record.Change) where
+// the newest answers show the rule we pace by wrong: paced, where the
+// pacer follows the fit, else the rule fit f says we may send by (the
+// estimator's own rule, where it paces by one, has its own way to follow
+// a fall: see estimator.success). The cut is taken where, on the answers
+// after it alone, a rule explains them better than that rule by more
+// than chance (fit.Record.Prefers): the rule fitted to them, or the same
+// rule at a lower limit (fit.Record.Relimit). The record's older
+// answers, which outnumber the newer, would hold the fit at the rule
+// before for as long as they stay in the ring: a quota that fell on a
+// tenant that sends a few requests a window, for minutes.
+//
+// It returns the fit in force then, whether it cut, and kept: a sliding
+// log we pace by, at the lower limit the newest answers show, where they
+// name no other rule by more than chance. A quota changes its limit far
+// more often than its window or kind, and a fit of the few answers since
+// tells those less surely than the limit: the pacer takes kept at once.
+// Where they name another rule, the pacer follows it as it follows any
+// fit, once a later fit names it again (see followFit). A fixed window
+// we pace by follows a fall window by window already (the estimator
+// counts what each window left us), and a token bucket's fall is in its
+// rate, which the fit's bucket gives (see followBucket). A higher limit
+// is for the probes to find, paced: answers that a lower one forbids,
+// a request placed a little off its arrival, raise none.
+func (d *fitted) change(f fit.Fit, paced fit.Rule) (fit.Fit, bool, fit.Rule) {
+	r := paced
+	if r.Kind == fit.None {
+		r = ours(f)
+	}
+	if r.Kind == fit.None || r.Limit < 1 {
+		return f, false, fit.Rule{}
+	}
+	at, ok := d.rec.Change(r)
+	if !ok {
+		return f, false, fit.Rule{}
+	}
+	trial := d.rec
+	trial.CutBefore(at)
+	g, k := trial.Fit(), trial.Relimit(r)
+	other := g.Best.Kind != fit.None && trial.Prefers(ours(g), k)
+	var kept fit.Rule
+	switch {
+	case other && trial.Prefers(ours(g), r):
+	case !other && k.Limit >= 1 && k.Limit < r.Limit && trial.Prefers(k, r):
+		if k.Kind == fit.Sliding {
+			kept = k
+		}
+	default:
+		return f, false, fit.Rule{}
+	}
+	d.rec = trial
+	return g, true, kept
+}
+
+// ours is the rule fit f says we may send by: its best rule, less what
+// someone we cannot see spends of its Limit (Ô).
+func ours(f fit.Fit) fit.Rule {
+	r := f.Best
+	r.Limit -= int64(math.Round(f.Others))
+	return r
 }
 
 // stands reports whether the fit in force stands against a new one f:
@@ -113,7 +185,15 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 		}
 		s.fit = new(fitted)
 	}
-	refit, weigh := s.fit.record(t, now, throttled)
+	var paced fit.Rule
+	if e := s.e; e != nil && e.phase == PhaseSettled && e.followed && e.limit > 0 && e.win > 0 {
+		paced = e.rule()
+	}
+	refit, weigh, kept := s.fit.record(t, now, throttled, paced)
+	if kept.Kind != fit.None && !l.frozen() {
+		l.adopt(kept, now)
+		return true
+	}
 	return weigh && l.followFit(now, refit)
 }
 
@@ -153,8 +233,7 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	case b.Kind != fit.Fixed && b.Kind != fit.Sliding || b.Kind == fit.Fixed && !b.OnGrid():
 		return false
 	}
-	ours := b
-	ours.Limit -= int64(math.Round(d.fit.Others))
+	ours := ours(d.fit)
 	mine := e.rule()
 	switch {
 	case ours.Limit < 1:
@@ -176,18 +255,25 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	case !d.rec.Prefers(ours, mine):
 		return false
 	}
-	// From here the estimator takes a request to arrive where the fit
-	// does: the fit's delay into its round trip. Fixed windows begin
-	// where the fit placed them, give or take the stretch the refills
-	// leave, or the spread of arrivals if wider.
-	if ours.Kind == fit.Fixed {
-		e.adoptFixed(ours.Limit, int64(ours.Window), ours.Start.UnixNano(), max(l.spread(), int64(d.fit.StartWithin)), now, d.fit.Delay)
+	l.adopt(ours, now)
+	return true
+}
+
+// adopt hands r, a fixed window or a sliding log, to the estimator to
+// pace by. From then on the estimator takes a request to arrive where
+// the fit does: the fit's delay into its round trip. Fixed windows begin
+// where r places them, give or take the stretch the refills leave, or
+// the spread of arrivals if wider. l.mu is held.
+func (l *Limiter) adopt(r fit.Rule, now int64) {
+	s := &l.s
+	e, d := s.e, s.fit
+	if r.Kind == fit.Fixed {
+		e.adoptFixed(r.Limit, int64(r.Window), r.Start.UnixNano(), max(l.spread(), int64(d.fit.StartWithin)), now, d.fit.Delay)
 	} else {
-		e.adoptSliding(ours.Limit, int64(ours.Window), d.fit.Delay)
+		e.adoptSliding(r.Limit, int64(r.Window), d.fit.Delay)
 	}
 	e.schedule(now, l.seq.Load()+1, l.params().maxPause, true)
 	s.fresh = false
-	return true
 }
 
 // followBucket hands the token bucket the fit names to the estimator, to
