@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -149,5 +150,49 @@ func TestChangeOddRules(t *testing.T) {
 	var empty Record
 	if _, ok := empty.Change(Rule{Kind: Fixed, Limit: 5, Window: time.Second}); ok {
 		t.Error("an empty record has a change point")
+	}
+}
+
+// BenchmarkChange looks for a change point on a full record, as a
+// learner does at each fit, against fixed 100/1s: where the server kept
+// to it (steady: no change point, the common case), and where it fell to
+// 40/1s two thirds through the record (fell: a change point, then what
+// a learner does with it: a copy cut there, fitted, the rule relimited
+// and the two judged). The record is BenchmarkFit's.
+func BenchmarkChange(b *testing.B) {
+	rule := Rule{Kind: Fixed, Limit: 100, Window: time.Second}
+	for _, fell := range []bool{false, true} {
+		name := map[bool]string{false: "steady", true: "fell"}[fell]
+		b.Run(name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 5))
+			at := time.Unix(1e9, 0)
+			reqs := make([]Request, Size)
+			for i := range reqs {
+				at = at.Add(time.Duration(rng.ExpFloat64() * float64(time.Second) / 120))
+				reqs[i] = Request{At: at}
+			}
+			cut := len(reqs)
+			if fell {
+				cut = 2 * len(reqs) / 3
+			}
+			granted := append(rule.Grants(reqs[:cut]), Rule{Kind: Fixed, Limit: 40, Window: time.Second}.Grants(reqs[cut:])...)
+			var r Record
+			for i, q := range reqs {
+				rt := time.Duration(20+rng.IntN(20)) * time.Millisecond
+				r.Add(Answer{Sent: q.At.Add(-rt / 2), Answered: q.At.Add(rt / 2), InFlight: 1 + rng.IntN(8), Throttled: !granted[i]})
+			}
+			if _, ok := r.Change(rule); ok != fell {
+				b.Fatalf("change point %v, want %v", ok, fell)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if at, ok := r.Change(rule); ok {
+					trial := r
+					trial.CutBefore(at)
+					trial.Fit()
+					trial.Prefers(trial.Relimit(rule), rule)
+				}
+			}
+		})
 	}
 }
