@@ -14,7 +14,9 @@ import (
 //
 // The fit shows in Snapshot.Fit, beside today's estimator (estimate.go),
 // and paces where it names a fixed window or a sliding log that the
-// record shows right and the estimate wrong (followFit).
+// record shows right and the estimate wrong (followFit). Where the
+// newest answers show the rule we pace by wrong, the record is cut at
+// the change point (change).
 type fitted struct {
 	rec   fit.Record
 	fit   fit.Fit

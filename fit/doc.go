@@ -54,6 +54,17 @@
 //   - Two rules, each at its own limit, are compared the same way
 //     (Record.Prefers): one is preferred where it costs less by more than
 //     chance could. A pacer asks it whether the rule it paces by is wrong.
+//   - A change point (Record.Change): a rule that explained the record
+//     is judged on its newest answers, from the first of the newest runs
+//     of throttles it does not explain (and at least a few runs, or two
+//     of its windows); where it explains them no better than no quota
+//     does, by more than chance, the quota may have changed, and a
+//     caller cuts a copy of the record there (Record.CutBefore) and
+//     keeps the cut where a rule explains the answers since better by
+//     more than chance: the one fitted to them, or the same rule at the
+//     limit they show (Record.Relimit). Older answers, which outnumber
+//     the newer on a slow tenant, would otherwise hold the fit at the
+//     rule before.
 //   - Ô (Fit.Others) is what someone we cannot see spends of the best
 //     fixed window's Limit: the mean shortfall of the counts at which runs
 //     that spent it began. Shedding refuses one here and there and makes
