@@ -1,10 +1,6 @@
 package fit
 
 import (
-	"context"
-	"io"
-	"math/rand/v2"
-	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -31,17 +27,7 @@ func pacedTo(t *testing.T, q fakecloud.Quota, phases []fakecloud.Phase, gap, len
 		t0 = time.Now()
 		begun := false
 		for time.Since(t0) < length {
-			req, err := fakecloud.NewRequest(context.Background(), "http://ecs.aliyuncs.com", "AKIDfit", "DescribeInstances")
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := rt.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			thr := resp.StatusCode != http.StatusOK
+			thr := !ask(t, rt)
 			if begun = begun || thr; begun {
 				r.Add(Answer{Sent: time.Now(), Answered: time.Now(), Throttled: thr})
 			}
@@ -164,30 +150,20 @@ func BenchmarkChange(b *testing.B) {
 	for _, fell := range []bool{false, true} {
 		name := map[bool]string{false: "steady", true: "fell"}[fell]
 		b.Run(name, func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(5, 5))
-			at := time.Unix(1e9, 0)
-			reqs := make([]Request, Size)
-			for i := range reqs {
-				at = at.Add(time.Duration(rng.ExpFloat64() * float64(time.Second) / 120))
-				reqs[i] = Request{At: at}
-			}
-			cut := len(reqs)
-			if fell {
-				cut = 2 * len(reqs) / 3
-			}
-			granted := append(rule.Grants(reqs[:cut]), Rule{Kind: Fixed, Limit: 40, Window: time.Second}.Grants(reqs[cut:])...)
-			var r Record
-			for i, q := range reqs {
-				rt := time.Duration(20+rng.IntN(20)) * time.Millisecond
-				r.Add(Answer{Sent: q.At.Add(-rt / 2), Answered: q.At.Add(rt / 2), InFlight: 1 + rng.IntN(8), Throttled: !granted[i]})
-			}
+			r := benchRecord(func(reqs []Request) []bool {
+				cut := len(reqs)
+				if fell {
+					cut = 2 * len(reqs) / 3
+				}
+				return append(rule.Grants(reqs[:cut]), Rule{Kind: Fixed, Limit: 40, Window: time.Second}.Grants(reqs[cut:])...)
+			})
 			if _, ok := r.Change(rule); ok != fell {
 				b.Fatalf("change point %v, want %v", ok, fell)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if at, ok := r.Change(rule); ok {
-					trial := r
+					trial := *r
 					trial.CutBefore(at)
 					trial.Fit()
 					trial.Prefers(trial.Relimit(rule), rule)

@@ -38,22 +38,29 @@ func burstsTo(t *testing.T, q fakecloud.Quota, n, maxBurst int, gap time.Duratio
 		time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
 		for len(out) < n {
 			for range min(1+rng.IntN(maxBurst), n-len(out)) {
-				req, err := fakecloud.NewRequest(context.Background(), "http://ecs.aliyuncs.com", "AKIDfit", "DescribeInstances")
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				out = append(out, served{at: time.Now(), granted: resp.StatusCode == http.StatusOK})
+				out = append(out, served{at: time.Now(), granted: ask(t, rt)})
 			}
 			time.Sleep(time.Duration(rng.ExpFloat64() * float64(gap)))
 		}
 	})
 	return out
+}
+
+// ask sends one request to rt, a fakecloud's, and reports whether the
+// server granted it.
+func ask(t *testing.T, rt http.RoundTripper) bool {
+	t.Helper()
+	req, err := fakecloud.NewRequest(context.Background(), "http://ecs.aliyuncs.com", "AKIDfit", "DescribeInstances")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // ruleOf is the family member a fakecloud quota is.
@@ -269,21 +276,9 @@ func TestFitEmpty(t *testing.T) {
 
 // BenchmarkFit fits a full record: one rescoring. The record is what a
 // fixed window of 100/1s answers to requests sent at random 20% faster,
-// with round trips of 20–40 ms.
+// with round trips of 20–40 ms (benchRecord).
 func BenchmarkFit(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	at := time.Unix(1e9, 0)
-	reqs := make([]Request, Size)
-	for i := range reqs {
-		at = at.Add(time.Duration(rng.ExpFloat64() * float64(time.Second) / 120))
-		reqs[i] = Request{At: at}
-	}
-	granted := Rule{Kind: Fixed, Limit: 100, Window: time.Second}.Grants(reqs)
-	var r Record
-	for i, q := range reqs {
-		rt := time.Duration(20+rng.IntN(20)) * time.Millisecond
-		r.Add(Answer{Sent: q.At.Add(-rt / 2), Answered: q.At.Add(rt / 2), InFlight: 1 + rng.IntN(8), Throttled: !granted[i]})
-	}
+	r := benchRecord(Rule{Kind: Fixed, Limit: 100, Window: time.Second}.Grants)
 	if ft := r.Fit(); ft.Best.Kind != Fixed || ft.Best.Limit != 100 {
 		b.Fatalf("fit %v", ft.Best)
 	}
@@ -291,6 +286,26 @@ func BenchmarkFit(b *testing.B) {
 	for b.Loop() {
 		r.Fit()
 	}
+}
+
+// benchRecord returns a full record of Size requests sent at random, 120
+// a second on average, with round trips of 20–40 ms, answered as grants
+// says.
+func benchRecord(grants func([]Request) []bool) *Record {
+	rng := rand.New(rand.NewPCG(5, 5))
+	at := time.Unix(1e9, 0)
+	reqs := make([]Request, Size)
+	for i := range reqs {
+		at = at.Add(time.Duration(rng.ExpFloat64() * float64(time.Second) / 120))
+		reqs[i] = Request{At: at}
+	}
+	granted := grants(reqs)
+	r := new(Record)
+	for i, q := range reqs {
+		rt := time.Duration(20+rng.IntN(20)) * time.Millisecond
+		r.Add(Answer{Sent: q.At.Add(-rt / 2), Answered: q.At.Add(rt / 2), InFlight: 1 + rng.IntN(8), Throttled: !granted[i]})
+	}
+	return r
 }
 
 func absInt(a int64) int64 {
