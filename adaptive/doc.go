@@ -222,21 +222,21 @@
 // A change point cuts the record. It holds minutes of a tenant that
 // sends a few requests a window, and a fit weighs the answers from
 // before a change with those after it, so a quota that fell would be
-// outvoted until they scroll out. Each fit first judges the rule we pace
-// by (the fit's, where the pacer follows it; else the fit's own, L less
-// Ô) on the newest answers, from the first of the newest runs of
-// throttles it does not explain and at least the newest four
-// (fit.Record.Change). Where it explains them no better than no quota
-// does, by more than chance, a copy cut there is fitted, and the cut is
-// kept where a rule explains the answers since better than the one in
-// force by more than chance: the rule fitted to them, or the one in
-// force at a lower limit (fit.Record.Relimit). A quota changes its limit
-// far more often than its window or kind, and a few answers tell a limit
-// more surely than a window: paced by a sliding log, the pacer takes the
-// same log at the lower limit at once; a rule of another kind is
-// followed as any fit is. A fixed window we pace by follows a fall
-// window by window already, and a bucket's fall is in the fit's rate. A
-// higher limit is the probes' to find.
+// outvoted until they scroll out. Where the pacer follows the fit, each
+// fit first judges the rule it paces by on the newest answers, from the
+// first of the newest runs of throttles the rule does not explain and
+// at least the newest four (fit.Record.Change); the estimator's own rule
+// follows a fall by itself. Where the rule explains them no better than
+// no quota does, by more than chance, a copy cut there is fitted, and
+// the cut is kept where a rule explains the answers since better than
+// the one in force by more than chance: the rule fitted to them, or the
+// one in force at a lower limit (fit.Record.Relimit). A quota changes
+// its limit far more often than its window or kind, and a few answers
+// tell a limit more surely than a window: paced by a sliding log, the
+// pacer takes the same log at the lower limit at once; a rule of
+// another kind is followed as any fit is. A fixed window we pace by
+// follows a fall window by window already, and a bucket's fall is in
+// the fit's rate. A higher limit is the probes' to find.
 //
 // # Admission
 //

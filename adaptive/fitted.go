@@ -82,13 +82,14 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 }
 
 // change cuts the record at a change point (fit.Record.Change) where
-// the newest answers show the rule we pace by wrong: paced, where the
-// pacer follows the fit, else the rule fit f says we may send by (the
-// estimator's own rule, where it paces by one, has its own way to follow
-// a fall: see estimator.success). The cut is taken where, on the answers
-// after it alone, a rule explains them better than that rule by more
-// than chance (fit.Record.Prefers): the rule fitted to them, or the same
-// rule at a lower limit (fit.Record.Relimit). The record's older
+// the newest answers show paced, the fit's rule the pacer follows, wrong.
+// While the pacer follows no rule of the fit's, it looks for none: the
+// estimator's own rule follows a fall by itself (see estimator.success),
+// the flight model a cap's, and a cut made against a rule nothing paces
+// by only shortens the record a later fit needs. The cut is taken where,
+// on the answers after it alone, a rule explains them better than paced
+// by more than chance (fit.Record.Prefers): the rule fitted to them, or
+// paced at a lower limit (fit.Record.Relimit). The record's older
 // answers, which outnumber the newer, would hold the fit at the rule
 // before for as long as they stay in the ring: a quota that fell on a
 // tenant that sends a few requests a window, for minutes.
@@ -107,9 +108,6 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 // a request placed a little off its arrival, raise none.
 func (d *fitted) change(f fit.Fit, paced fit.Rule) (fit.Fit, bool, fit.Rule) {
 	r := paced
-	if r.Kind == fit.None {
-		r = ours(f)
-	}
 	if r.Kind == fit.None || r.Limit < 1 {
 		return f, false, fit.Rule{}
 	}
