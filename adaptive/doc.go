@@ -160,9 +160,9 @@
 // (fit.Record: when each left and came back, how many were in flight,
 // throttled or not; 8 KiB, nothing for a tenant never throttled) and
 // fits the family of server rules to it where the answers turn (a first
-// throttle, a refill), at most once per 32 answers (paced by the fit,
-// once per window's count of its rule: a tenant that sends a few
-// requests a window fits about every window): the rule that
+// throttle, a refill), at most once per 32 answers (paced by the fit's
+// fixed window or sliding log, once per window's count: a tenant that
+// sends a few requests a window fits about every window): the rule that
 // explains them best, its score, the best of another kind, and Ô, what
 // someone we cannot see spends (Snapshot.Fit). A fit is replaced by "no
 // quota" only on evidence: not when the record's throttles have scrolled

@@ -33,9 +33,11 @@ type fitted struct {
 // and at the first success after one (a refill, a window's end seen). It
 // fits no more often than once per sixteenth of the record, so answers
 // that turn at every request (shedding) cost a fit per 32 answers at most;
-// paced by the fit's rule (paced, None otherwise), once per window's
-// count of it at most, so that a slow tenant, which sends a few a window,
-// still fits every window or so. Each fit looks for a change point
+// paced by the fit's window (paced, a fixed window or a sliding log; None
+// where the pacer follows no rule of the fit's), once per window's count
+// at most, so that a slow tenant, which sends a few a window, still fits
+// every window or so. (A bucket's Limit is its depth, which can be 1 or
+// 2: fitting that often would cost a fit per answer or two.) Each fit looks for a change point
 // first (see change); kept is the rule to pace by at once that a change
 // point left, if any.
 //
@@ -58,7 +60,7 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 	d.since++
 	d.heard++
 	every := uint64(max(d.rec.Len()/16, 1))
-	if paced.Kind != fit.None && paced.Limit > 0 {
+	if (paced.Kind == fit.Fixed || paced.Kind == fit.Sliding) && paced.Limit > 0 {
 		every = min(every, uint64(paced.Limit))
 	}
 	if throttled && !d.thr {
@@ -107,22 +109,21 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 // is for the probes to find, paced: answers that a lower one forbids,
 // a request placed a little off its arrival, raise none.
 func (d *fitted) change(f fit.Fit, paced fit.Rule) (fit.Fit, bool, fit.Rule) {
-	r := paced
-	if r.Kind == fit.None || r.Limit < 1 {
+	if paced.Kind == fit.None || paced.Limit < 1 {
 		return f, false, fit.Rule{}
 	}
-	at, ok := d.rec.Change(r)
+	at, ok := d.rec.Change(paced)
 	if !ok {
 		return f, false, fit.Rule{}
 	}
 	trial := d.rec
 	trial.CutBefore(at)
-	g, k := trial.Fit(), trial.Relimit(r)
+	g, k := trial.Fit(), trial.Relimit(paced)
 	other := g.Best.Kind != fit.None && trial.Prefers(ours(g), k)
 	var kept fit.Rule
 	switch {
-	case other && trial.Prefers(ours(g), r):
-	case !other && k.Limit >= 1 && k.Limit < r.Limit && trial.Prefers(k, r):
+	case other && trial.Prefers(ours(g), paced):
+	case !other && k.Limit < paced.Limit && trial.Prefers(k, paced):
 		if k.Kind == fit.Sliding {
 			kept = k
 		}

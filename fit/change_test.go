@@ -147,9 +147,12 @@ func TestChangeOddRules(t *testing.T) {
 // and the two judged). The record is BenchmarkFit's.
 func BenchmarkChange(b *testing.B) {
 	rule := Rule{Kind: Fixed, Limit: 100, Window: time.Second}
-	for _, fell := range []bool{false, true} {
-		name := map[bool]string{false: "steady", true: "fell"}[fell]
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fell bool
+	}{{"steady", false}, {"fell", true}} {
+		fell := c.fell
+		b.Run(c.name, func(b *testing.B) {
 			r := benchRecord(func(reqs []Request) []bool {
 				cut := len(reqs)
 				if fell {

@@ -11,7 +11,7 @@ import (
 // record of its answers names the rule.
 func ExampleRecord_Fit() {
 	server := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
-	rec := recordOf(server)
+	rec := recordOf(server.Grants)
 	ft := rec.Fit()
 	fmt.Printf("%v %d per %v, score %.2f\n", ft.Best.Kind, ft.Best.Limit, ft.Best.Window, ft.Score)
 	fmt.Printf("%.0f requests a second\n", ft.Best.PerSecond())
@@ -25,7 +25,7 @@ func ExampleRecord_Fit() {
 // what the server answered.
 func ExampleRecord_Prefers() {
 	server := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
-	rec := recordOf(server)
+	rec := recordOf(server.Grants)
 	belief := fit.Rule{Kind: fit.Fixed, Limit: 6, Window: 1200 * time.Millisecond}
 	best := rec.Fit().Best
 	fmt.Println(best.Kind, best.Limit, best.Window)
@@ -37,16 +37,38 @@ func ExampleRecord_Prefers() {
 	// belief preferred: false
 }
 
-// recordOf asks server 8 times a second for 50 s and records each answer,
-// 20 ms after its request, as a tenant's record does: from the first
-// throttle on.
-func recordOf(server fit.Rule) *fit.Record {
+// A pacer that follows 5 per second learns, 40 s in, that the server
+// now grants 2: the record, which holds more answers from before the fall
+// than after it, has a change point where the new limit began, and cut
+// there it shows the same window at the new limit.
+func ExampleRecord_Change() {
+	before := fit.Rule{Kind: fit.Fixed, Limit: 5, Window: time.Second}
+	after := fit.Rule{Kind: fit.Fixed, Limit: 2, Window: time.Second}
+	rec := recordOf(func(reqs []fit.Request) []bool {
+		return append(before.Grants(reqs[:320]), after.Grants(reqs[320:])...)
+	})
+	at, ok := rec.Change(before)
+	fmt.Println("change point:", ok, at.Format("15:04:05"))
+	rec.CutBefore(at)
+	now := rec.Relimit(before)
+	fmt.Println(now.Kind, now.Limit, now.Window)
+	fmt.Println("preferred to the old rule:", rec.Prefers(now, before))
+	// Output:
+	// change point: true 12:00:40
+	// fixed 2 1s
+	// preferred to the old rule: true
+}
+
+// recordOf asks a server 8 times a second for 50 s, granted as grants
+// says, and records each answer, 20 ms after its request, as a tenant's
+// record does: from the first throttle on.
+func recordOf(grants func([]fit.Request) []bool) *fit.Record {
 	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	reqs := make([]fit.Request, 400)
 	for i := range reqs {
 		reqs[i] = fit.Request{At: start.Add(time.Duration(i) * time.Second / 8)}
 	}
-	granted := server.Grants(reqs)
+	granted := grants(reqs)
 	rec := new(fit.Record)
 	begun := false
 	for i, q := range reqs {
