@@ -391,3 +391,29 @@ func TestFitNoBucketForBursts(t *testing.T) {
 		t.Errorf("fit %v, runner-up %v: want no bucket", ft.Best, ft.RunnerUp)
 	}
 }
+
+// TestFitTiedThrottleAnsweredFirst: bursts of six that reach a sliding
+// log of 5 per 1 s at one instant, the throttle's answer added before its
+// burst's successes (a throttle is often answered first: the server does
+// less for it). Placed at one time, the order the server saw them in is
+// unknown; the fit takes the successes first, so the log explains every
+// answer at its own limit and is the fit. Taken in the order answered,
+// each throttle read as refused at a count of 0, as no quota explains it.
+func TestFitTiedThrottleAnsweredFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	r := new(Record)
+	at := time.Unix(1000, 0)
+	for range 60 {
+		for i := range 6 {
+			r.Add(Answer{Sent: at, Answered: at.Add(2 * time.Millisecond), Throttled: i == 0})
+		}
+		at = at.Add(time.Second + time.Duration(rng.Int64N(int64(600*time.Millisecond))))
+	}
+	rule := Rule{Kind: Sliding, Window: time.Second}
+	if s := scoreOf(r, rule); s != 0 {
+		t.Errorf("sliding log per 1 s scores %.3f, want 0: it explains every answer", s)
+	}
+	if f := r.Fit(); f.Best.Kind == None || f.Best.Limit != 5 {
+		t.Errorf("fit %v, then %v; want a rule of 5 that explains every answer", f.Best, f.RunnerUp)
+	}
+}

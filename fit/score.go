@@ -62,6 +62,18 @@ type sample struct {
 	thr   bool
 }
 
+// before reports whether s is placed before t: it arrived earlier, or
+// at the same time and succeeded where t was throttled. Of answers placed
+// at one time, the order the server saw them in is unknown, and every
+// rule counts only successes: taken first, they give each throttle the
+// greatest count it may have met and each success the count it met
+// anyway. In the order answered, a throttle answered before the
+// successes of its own burst would read as refused below the count.
+// Ties otherwise keep the order answered.
+func (s sample) before(t sample) bool {
+	return s.at < t.at || s.at == t.at && !s.thr && t.thr
+}
+
 // fitter holds one fit's working state; a pool keeps them, so a Record
 // costs only its ring.
 type fitter struct {
@@ -369,19 +381,21 @@ func (f *fitter) samples(r *Record, q int) {
 // begin sorts the samples by arrival and finds where the record begins.
 // It reports whether there is a throttle to fit.
 func (f *fitter) begin() bool {
-	// By arrival, ties in the order answered. The record is in the order
-	// answers came, nearly that already: an insertion sort moves each
-	// answer past the few that came back faster.
-	// Past a few moves an answer, it falls back to a merge sort.
+	// By arrival (see before). The record is in the order answers came,
+	// nearly that already: an insertion sort moves each answer past the
+	// few that came back faster. Past a few moves an answer, it falls
+	// back to a merge sort.
 	moves := 0
 	for i := 1; i < len(f.s) && moves <= 8*len(f.s); i++ {
-		for j := i; j > 0 && f.s[j].at < f.s[j-1].at; j-- {
+		for j := i; j > 0 && f.s[j].before(f.s[j-1]); j-- {
 			f.s[j], f.s[j-1] = f.s[j-1], f.s[j]
 			moves++
 		}
 	}
 	if moves > 8*len(f.s) {
-		slices.SortStableFunc(f.s, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+		slices.SortStableFunc(f.s, func(a, b sample) int {
+			return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(b2i(a.thr), b2i(b.thr)))
+		})
 	}
 	f.a0, f.i0, f.refill, f.levels = 0, -1, 0, false
 	for i, s := range f.s {
