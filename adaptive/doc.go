@@ -193,7 +193,10 @@
 // than chance (a fixed window's bursts, bunched, fit a log shorter than the
 // window too): the fit takes its length from the successes, which bound it
 // from above, and the estimator's own bounds stay loose where refills
-// follow our sends. A fixed
+// follow our sends. While the estimator measures, a sliding log that the
+// record prefers so is taken whether or not it beats the estimator's rule,
+// a guess that sends L̂+1 at once each window, which a log holds against
+// the pace for a whole window after. A fixed
 // window off the grid is not yet: early in a record, a scan of the refills'
 // spacing finds a length a few percent off, or a fraction of the window.
 //

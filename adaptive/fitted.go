@@ -212,7 +212,9 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 // which bound it from above (the longest length they allow, of equals),
 // and a sliding log's refills, which follow our own sends, leave the
 // estimator's own bounds loose; but a fixed window's bursts, bunched, fit
-// a log shorter than the window too. A cap, no quota, a fixed window off
+// a log shorter than the window too. While the estimator measures, a
+// sliding log that does so is taken without beating the estimator's rule,
+// a guess that bursts each window. A cap, no quota, a fixed window off
 // the grid, or an estimator with no window yet leaves the estimator as it
 // is: those pace by the fit in the next stages (#35).
 //
@@ -253,6 +255,12 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 		// a fixed window's bursts, bunched, fit a log shorter than the
 		// window as well, which would pace too fast.
 		return false
+	case e.phase == PhaseMeasuring && ours.Kind == fit.Sliding && d.rec.Prefers(b, d.fit.RunnerUp):
+		// While the estimator measures, its rule is a guess, and each
+		// window it sends L̂+1 at once, which a log holds against the
+		// pace for a whole window after: a log that explains the
+		// answers better than every rule of another kind is taken,
+		// whether or not it beats the guess by more than chance.
 	case !d.rec.Prefers(ours, mine):
 		return false
 	}
