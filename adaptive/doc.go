@@ -102,9 +102,10 @@
 // Probing above L̂, only while callers wait on the pacer: two windows after
 // settling (a quota that just changed may change back), then at least one
 // window and 200 admissions apart per throttle the failed one before cost,
-// so that probing costs about 0.5% of what is sent (never more than MaxPause
-// apart at the pace, or one window; they do not back off, so a raise after
-// an hour at one quota is found as soon as one after a minute), one window
+// so that probing costs about 0.5% of what is sent (a slow tenant, which
+// sends fewer than 200 in MaxPause, probes MaxPause apart at the pace, or
+// one window, at first, so that a raise is found soon, and twice as far
+// apart for each probe failed in a row, up to 200 admissions), one window
 // is paced at L̂+1 per the shortest window the bounds allow, aligned to the
 // predicted window when the phase is known. A confirmed throttle there means
 // the quota is unchanged: the gate pauses to the window's predicted end, and

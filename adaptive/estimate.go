@@ -405,13 +405,10 @@ const minProbeGap = 200
 // schedule sets when the next probe above L̂ may start: one window and
 // minProbeGap admissions after next (each throttle the probe that just
 // failed costs moves it minProbeGap further, see throttle), but no
-// further off than maxPause at the pace (or one window, if longer), so
-// a raised quota is found within that. Probes do not back off as they
-// fail: their spacing holds their cost, and a raise after an hour at
-// one quota is found as soon as one after a minute. The first probe
-// after the learner settled comes sooner, two windows on: a quota that
-// just changed may change again (an incident ending); settling ends a
-// ramp (see raise). In a ramp, the next probe comes one window after one
+// further off than the probes' reach (see reach). The first probe after
+// the learner settled comes sooner, two windows on: a quota that just
+// changed may change again (an incident ending); settling ends a ramp
+// (see raise). In a ramp, the next probe comes one window after one
 // failed: the halving step bounds what its probes cost.
 func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled bool) {
 	if settled {
@@ -427,7 +424,27 @@ func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled boo
 		return
 	}
 	e.probeAt = now + e.win
-	e.probeSeq = next + min(minProbeGap, e.paced(maxPause))
+	e.probeSeq = next + min(minProbeGap, e.reach(maxPause))
+}
+
+// reach returns how many admissions at most separate a failed probe from
+// the next: what the pace sends in maxPause (or in one window, if longer),
+// doubled for each probe failed in a row. A fast tenant reaches
+// minProbeGap admissions well within maxPause, and probes that often,
+// which holds probing at about 1/minProbeGap of what it sends. A slow
+// one, a few requests a minute, would take an hour or more to send that
+// many: it probes within maxPause at first, so that a quota just raised
+// is found soon, and less often as its probes keep failing, so that
+// probing an unchanged quota comes to cost what it costs a fast tenant
+// (at one probe per maxPause, a tenant sending 6 a minute threw one
+// request in 7 at throttles). A raise after long at one quota is found
+// within minProbeGap admissions, as on a fast tenant.
+func (e *estimator) reach(maxPause int64) uint64 {
+	n, k := e.paced(maxPause), min(e.fails, 16)
+	if n > math.MaxInt64>>k {
+		return math.MaxInt64 // far enough, and an admission number plus it does not wrap
+	}
+	return n << k
 }
 
 // paced returns how many admissions the pace sends in maxPause, or in
@@ -877,7 +894,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 			// probe cost, and the next comes that much later (in a
 			// ramp, its halving step bounds what it costs).
 			if e.step == 0 {
-				e.probeSeq = min(e.probeSeq+minProbeGap, e.spanStop+e.paced(maxPause))
+				e.probeSeq = min(e.probeSeq+minProbeGap, e.spanStop+e.reach(maxPause))
 			}
 			return 0, false
 		}

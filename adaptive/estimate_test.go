@@ -166,11 +166,12 @@ func TestEdgeThrottleRefillPlaces(t *testing.T) {
 }
 
 // TestProbeSpacing: a settled tenant's probes above L̂ come one window
-// and minProbeGap admissions apart, however many failed before (a raise
-// after an hour at one quota is found as soon as one after a minute),
-// and each throttle more that a failed probe cost moves the next one
-// minProbeGap further, so that probing costs about 1/minProbeGap of
-// what is sent; never further than MaxPause at the pace.
+// and minProbeGap admissions apart, or sooner where the pace sends fewer
+// in MaxPause: that many, doubled for each probe failed in a row, up to
+// minProbeGap; and each throttle more that a failed probe cost moves the
+// next one minProbeGap further, so that probing costs about
+// 1/minProbeGap of what is sent, never further than the reach doubled
+// so. The first probe after settling comes two windows on.
 func TestProbeSpacing(t *testing.T) {
 	const maxPause = int64(time.Minute)
 	for _, c := range []struct {
@@ -186,7 +187,7 @@ func TestProbeSpacing(t *testing.T) {
 		for _, fails := range []int{1, 2, 5, 16} {
 			e.fails = fails
 			e.schedule(0, 1, maxPause, false)
-			if want := min(minProbeGap, most); e.probeAt != int64(c.win) || e.probeSeq-1 != want {
+			if want := min(minProbeGap, most<<fails); e.probeAt != int64(c.win) || e.probeSeq-1 != want {
 				t.Errorf("%d/%v after %d failed: next probe %v and %d admissions on, want one window and %d",
 					c.limit, c.win, fails, time.Duration(e.probeAt), e.probeSeq-1, want)
 			}
@@ -198,7 +199,7 @@ func TestProbeSpacing(t *testing.T) {
 		for seq := uint64(2); seq < 5; seq++ {
 			e.throttle(0, 0, seq, 5, 0, 0, 0, maxPause)
 		}
-		if want := min(4*minProbeGap, most); e.probeSeq-5 != want {
+		if want := min(4*minProbeGap, most<<16); e.probeSeq-5 != want {
 			t.Errorf("%d/%v: a failed probe that cost 4 throttles puts the next %d admissions on, want %d", c.limit, c.win, e.probeSeq-5, want)
 		}
 	}
