@@ -16,7 +16,7 @@ import (
 var (
 	matrix = flag.Bool("matrix", false, "run every cell of the shape matrix for its full length, and rewrite the table in docs/matrix.md and the pictures in docs/shapes")
 	runs   = flag.Int("runs", 5, "with -matrix, runs of each cell, seeded 1 to runs; the table shows their medians")
-	onCell = flag.String("cell", "", "run the cell of this name alone, for its full length, seeded -seed, and print its row and its run window by window, each client's learner beside (and write its picture to the temporary directory)")
+	onCell = flag.String("cell", "", "run the cell of this name alone, for its full length, seeded -seed, and print its row and its run window by window, each client's learner beside (and write its picture to the temporary directory); with -compare, compare that cell's runs alone")
 )
 
 // pictures are the cells drawn in docs/matrix.md, and the files in
@@ -42,7 +42,7 @@ var pictures = map[string]string{
 // -save FILE keeps each run's figures; -compare FILE runs what FILE holds
 // again on the code at hand and says, figure by figure, whether it got
 // better, worse or stayed within noise (see Compare), and rewrites no
-// docs. -cell NAME runs that cell once, seeded -seed, and prints it window
+// docs; with -cell NAME, that cell's runs alone. Otherwise -cell NAME runs that cell once, seeded -seed, and prints it window
 // by window, each client's learner beside: how a cell's run went, for
 // whoever changes the learner. Every run is checked (checkRun); no
 // goodput figure is asserted: the table reports them against the goals.
@@ -147,7 +147,8 @@ func checkRun(t *testing.T, r *Result) {
 }
 
 // matrixRuns returns the cells TestMatrix runs and the Options of each
-// one's runs: with -compare, those its file holds; else with -cell that
+// one's runs: with -compare, those its file holds (of the -cell named
+// alone, if one is); else with -cell that
 // cell, once, traced; else with -matrix every cell, at full length,
 // seeded 1 to -runs; else the smoke cells, shortened, seeded 1.
 func matrixRuns(t *testing.T) ([]Cell, [][]Options) {
@@ -165,6 +166,8 @@ func matrixRuns(t *testing.T) ([]Cell, [][]Options) {
 	for _, c := range Cells() {
 		var o []Options
 		switch {
+		case b != nil && *onCell != "" && c.Name != *onCell:
+			// -compare with -cell: that cell's runs alone.
 		case b != nil:
 			o = optionsOf(b.Cells[c.Name])
 		case *matrix || c.Smoke:
@@ -179,6 +182,9 @@ func matrixRuns(t *testing.T) ([]Cell, [][]Options) {
 		if len(o) > 0 {
 			cells, opts = append(cells, c), append(opts, o)
 		}
+	}
+	if *onCell != "" && len(cells) == 0 {
+		t.Fatalf("-cell %q: %s holds no runs of a cell of that name", *onCell, *compareFile)
 	}
 	return cells, opts
 }
