@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"math"
 	"time"
 
 	"github.com/tollgate-go/tollgate/fit"
@@ -322,8 +321,7 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 				w = max(w, l.resetWindow(o.ResetAt.UnixNano()-l.arrival(now, t), int64(max(o.ResetSlack, 0))))
 			}
 			_, _, _, rw := ruleLimits(l.rule)
-			shortest, _ := fit.RoundWindow(0, math.MaxInt64)
-			w = max(w, int64(max(rw, shortest)))
+			w = max(w, int64(max(rw, fit.ShortestRound())))
 		}
 		s.hLimit, s.hWindow, s.hLimAt = o.Limit, w, now
 	}

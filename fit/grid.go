@@ -24,3 +24,8 @@ func RoundWindow(lo, hi time.Duration) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// ShortestRound returns the shortest of the round window lengths (see
+// RoundWindow): the least a window said without its length is taken to
+// be.
+func ShortestRound() time.Duration { return grid[0] }

@@ -36,3 +36,12 @@ func TestGridApart(t *testing.T) {
 		}
 	}
 }
+
+// TestShortestRound: the shortest round length is the one RoundWindow
+// finds in bounds that hold them all.
+func TestShortestRound(t *testing.T) {
+	w, ok := RoundWindow(0, time.Duration(math.MaxInt64))
+	if !ok || ShortestRound() != w || ShortestRound() != time.Second {
+		t.Errorf("ShortestRound() = %v; RoundWindow over all lengths gives %v, %v; want 1s", ShortestRound(), w, ok)
+	}
+}
