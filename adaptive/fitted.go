@@ -67,7 +67,7 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 		d.runs++
 	}
 	if throttled != d.thr && d.since >= every {
-		f, cut, k := d.change(d.rec.Fit(), paced)
+		f, cut, k := d.change(paced)
 		kept = k
 		if cut || !d.stands(f) {
 			d.again = alike(f.Best, d.fit.Best) && d.runs > d.runAt
@@ -96,7 +96,10 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 // before for as long as they stay in the ring: a quota that fell on a
 // tenant that sends a few requests a window, for minutes.
 //
-// It returns the fit in force then, whether it cut, and kept: a sliding
+// It returns the fit in force then, of the record cut or else of the
+// whole (fitted only then: a cut kept costs no fit of the whole, and a
+// refit stays within one fit's cost and a little), whether it cut, and
+// kept: a sliding
 // log we pace by, at the lower limit the newest answers show, where they
 // name no other rule by more than chance. A quota changes its limit far
 // more often than its window or kind, and a fit of the few answers since
@@ -108,13 +111,13 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 // rate, which the fit's bucket gives (see followBucket). A higher limit
 // is for the probes to find, paced: answers that a lower one forbids,
 // a request placed a little off its arrival, raise none.
-func (d *fitted) change(f fit.Fit, paced fit.Rule) (fit.Fit, bool, fit.Rule) {
+func (d *fitted) change(paced fit.Rule) (fit.Fit, bool, fit.Rule) {
 	if paced.Kind == fit.None || paced.Limit < 1 {
-		return f, false, fit.Rule{}
+		return d.rec.Fit(), false, fit.Rule{}
 	}
 	at, ok := d.rec.Change(paced)
 	if !ok {
-		return f, false, fit.Rule{}
+		return d.rec.Fit(), false, fit.Rule{}
 	}
 	trial := d.rec
 	trial.CutBefore(at)
@@ -128,7 +131,7 @@ func (d *fitted) change(f fit.Fit, paced fit.Rule) (fit.Fit, bool, fit.Rule) {
 			kept = k
 		}
 	default:
-		return f, false, fit.Rule{}
+		return d.rec.Fit(), false, fit.Rule{}
 	}
 	d.rec = trial
 	return g, true, kept
