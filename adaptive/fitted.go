@@ -99,9 +99,8 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 // It returns the fit in force then, of the record cut or else of the
 // whole (fitted only then: a cut kept costs no fit of the whole, and a
 // refit stays within one fit's cost and a little), whether it cut, and
-// kept: a sliding
-// log we pace by, at the lower limit the newest answers show, where they
-// name no other rule by more than chance. A quota changes its limit far
+// kept: a sliding log we pace by, at the lower limit the newest answers
+// show, where they name no other rule by more than chance. A quota changes its limit far
 // more often than its window or kind, and a fit of the few answers since
 // tells those less surely than the limit: the pacer takes kept at once.
 // Where they name another rule, the pacer follows it as it follows any

@@ -10,7 +10,10 @@
 //     The server saw a request somewhere within its round trip: the fit
 //     starts at the middle and moves a quarter of the round trip a fit,
 //     earlier or later, where that explains the answers better
-//     (Fit.Delay); the Record keeps where it got to.
+//     (Fit.Delay); the Record keeps where it got to. Answers placed at
+//     one time are taken successes first: the server's order among them
+//     is unknown, and that one gives each throttle the most it may have
+//     met.
 //   - The family (Kind) is the rules servers use: a fixed window (Limit
 //     per Window, from Start), a sliding log (Limit in any trailing
 //     Window), a token bucket (Rate, Limit deep), a cap on requests in
