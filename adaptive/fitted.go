@@ -96,20 +96,20 @@ func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (r
 // before for as long as they stay in the ring: a quota that fell on a
 // tenant that sends a few requests a window, for minutes.
 //
-// It returns the fit in force then, of the record cut or else of the
-// whole (fitted only then: a cut kept costs no fit of the whole, and a
-// refit stays within one fit's cost and a little), whether it cut, and
-// kept: a sliding log we pace by, at the lower limit the newest answers
-// show, where they name no other rule by more than chance. A quota changes its limit far
-// more often than its window or kind, and a fit of the few answers since
-// tells those less surely than the limit: the pacer takes kept at once.
-// Where they name another rule, the pacer follows it as it follows any
-// fit, once a later fit names it again (see followFit). A fixed window
-// we pace by follows a fall window by window already (the estimator
-// counts what each window left us), and a token bucket's fall is in its
-// rate, which the fit's bucket gives (see followBucket). A higher limit
-// is for the probes to find, paced: answers that a lower one forbids,
-// a request placed a little off its arrival, raise none.
+// It returns the fit in force then, of the record cut or else of the whole
+// (fitted only then: a cut kept costs no fit of the whole, and a refit
+// stays within one fit's cost and a little), whether it cut, and kept: a
+// sliding log we pace by, at the lower limit the newest answers show,
+// where they name no other rule by more than chance. A quota changes its
+// limit far more often than its window or kind, and a fit of the few
+// answers since tells those less surely than the limit: the pacer takes
+// kept at once. Where they name another rule, the pacer follows it as it
+// follows any fit, once a later fit names it again (see followFit). A
+// fixed window we pace by follows a fall window by window already (the
+// estimator counts what each window left us), and a token bucket's fall is
+// in its rate, which the fit's bucket gives (see followBucket). A higher
+// limit is for the probes to find, paced: answers that a lower one
+// forbids, a request placed a little off its arrival, raise none.
 func (d *fitted) change(paced fit.Rule) (fit.Fit, bool, fit.Rule) {
 	if paced.Kind == fit.None || paced.Limit < 1 {
 		return d.rec.Fit(), false, fit.Rule{}
