@@ -30,6 +30,8 @@ type Config struct {
 	// between two requests at any pace the answers set (a Rule's pace is
 	// the user's and is kept): a tenant paced or paused for longer still
 	// sends one request per MaxPause, which lets the server correct it.
+	// A learned quota is probed for a raise within MaxPause at first;
+	// probes that keep failing space out, up to 200 requests apart.
 	// Zero means 1 min.
 	MaxPause time.Duration
 

@@ -190,16 +190,16 @@
 // phase. Settled on the fit's window, a higher count is left to the probes: a
 // fit books someone else's spending by its median, which would take from them
 // half the time. A sliding log off the grid is taken as one on it where,
-// besides, the record prefers it to the best fit of another kind by more
-// than chance (a fixed window's bursts, bunched, fit a log shorter than the
-// window too): the fit takes its length from the successes, which bound it
-// from above, and the estimator's own bounds stay loose where refills
-// follow our sends. While the estimator measures, a sliding log that the
-// record prefers so is taken whether or not it beats the estimator's rule,
-// a guess that sends L̂+1 at once each window, which a log holds against
-// the pace for a whole window after. A fixed
-// window off the grid is not yet: early in a record, a scan of the refills'
-// spacing finds a length a few percent off, or a fraction of the window.
+// besides, the record prefers it to the best fit of another kind by more than
+// chance (a fixed window's bursts, bunched, fit a log shorter than the window
+// too): the fit takes its length from the successes, which bound it from
+// above, and the estimator's own bounds stay loose where refills follow our
+// sends. While the estimator measures, a sliding log that the record prefers
+// so is taken whether or not it beats the estimator's rule, a guess that sends
+// L̂+1 at once each window, which a log holds against the pace for a whole
+// window after. A fixed window off the grid is not yet: early in a record, a
+// scan of the refills' spacing finds a length a few percent off, or a fraction
+// of the window.
 //
 // A token bucket (rate r, D deep) is taken where, besides the above, the
 // record prefers it to the best fit of every other kind too by more than

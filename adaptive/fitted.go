@@ -36,20 +36,19 @@ type fitted struct {
 // paced by the fit's window (paced, a fixed window or a sliding log; None
 // where the pacer follows no rule of the fit's), once per window's count
 // at most, so that a slow tenant, which sends a few a window, still fits
-// every window or so. (A bucket's Limit is its depth, which can be 1 or
-// 2: fitting that often would cost a fit per answer or two.) Each fit looks for a change point
-// first (see change); kept is the rule to pace by at once that a change
-// point left, if any.
+// every window or so. (A bucket's Limit is its depth, which can be 1 or 2:
+// fitting that often would cost a fit per answer or two.) Each fit looks
+// for a change point first (see change); kept is the rule to pace by at
+// once that a change point left, if any.
 //
 // The record holds the newest answers (fit.Size): a settled tenant that
 // throttles once in hundreds keeps the fit it made while it still held
 // throttles. Counts that outlive the ring, so that long windows and rare
 // probes keep their evidence, are the next stage's (#35).
 //
-// Between fits, it says when the fit in force is due to be weighed
-// against the estimate again (weigh): as often as it would fit, where
-// the answers turn, so that the record's evidence, which grows, is
-// heard.
+// Between fits, it says when the fit in force is due to be weighed against
+// the estimate again (weigh): as often as it would fit, where the answers
+// turn, so that the record's evidence, which grows, is heard.
 func (d *fitted) record(t *Ticket, now int64, throttled bool, paced fit.Rule) (refit, weigh bool, kept fit.Rule) {
 	d.rec.Add(fit.Answer{
 		Sent:      time.Unix(0, t.at),

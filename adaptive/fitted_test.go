@@ -195,20 +195,20 @@ func TestFitPacesSlidingLog(t *testing.T) {
 	}
 }
 
-// TestFitFollowsSlidingWhileMeasuring: against a sliding log of 50 in
-// any 1 s, answers 1–3 ms late, 32 callers from a cold start on 12
-// seeds of the fake, 8 s in: how many seeds the fit's log paces. While
-// the estimator measures, its rule is a guess, and each window it sends
-// L̂+1 at once, which a log holds against the pace for a whole window
-// after. Required to explain the answers better than that guess by more
-// than chance, the fit's log, named twice, paced 6 seeds of 12; followed
-// where it explains them better than the best rule of another kind (the
-// guard an off-grid log has always had), 8, in each of 5 runs. Under
-// -race with the CPUs busy, the order in which the bubble runs its
-// goroutines moves a seed: 7 or 8 over 20 runs (before, 5 or 6 over 12).
-// The regression floor, 7, leaves that margin. The others measure on: the estimator's bursts come about 2 s apart
-// there, and a record of them fits a fixed window of 50 per 2 s as well
-// as the log, or better.
+// TestFitFollowsSlidingWhileMeasuring: against a sliding log of 50 in any
+// 1 s, answers 1–3 ms late, 32 callers from a cold start on 12 seeds of
+// the fake, 8 s in: how many seeds the fit's log paces. While the
+// estimator measures, its rule is a guess, and each window it sends L̂+1
+// at once, which a log holds against the pace for a whole window after.
+// Required to explain the answers better than that guess by more than
+// chance, the fit's log, named twice, paced 6 seeds of 12; followed where
+// it explains them better than the best rule of another kind (the guard an
+// off-grid log has always had), 8, in each of 5 runs. Under -race with the
+// CPUs busy, the order in which the bubble runs its goroutines moves a
+// seed: 7 or 8 over 20 runs (before, 5 or 6 over 12). The regression
+// floor, 7, leaves that margin. A seed that misses measures on: on seed 1
+// the estimator's bursts come about 2 s apart, and a record of them fits a
+// fixed window of 50 per 2 s as well as the log, or better.
 func TestFitFollowsSlidingWhileMeasuring(t *testing.T) {
 	const seeds, floor = 12, 7
 	q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}
@@ -331,23 +331,23 @@ func TestFitPacesTokenBucket(t *testing.T) {
 }
 
 // TestFitFollowsFall: a sliding log of 20 per 10 s, paced by the fit,
-// falls to 8 per 10 s at 2 min; 8 callers from a cold start, on 4 seeds
-// of the fake (answers 10–40 ms late), measured from 3 min to 6 min. A
-// tenant that sends 2 a second keeps more than 4 min of answers: a fit
-// of them all, most from before the fall, still named 20 per 10 s, and
-// paced by the fit the estimator leaves a throttle to it (a sliding
-// log's count does not show the fall). Before the change point, every
-// seed went on at 20 per 10 s to the end: 38–60% of its requests
-// throttled, 72–94% of the quota. Now the fit cuts its record where the
-// newest runs of throttles began that 20 does not explain, and the pacer
-// takes 8 per 10 s at once: 3 seeds of 4 reach ≥ 97.9% of the quota with
-// 2.1% throttled (the probes' cost; 98.6–99.3% and 0.7–1.4% since a slow
-// tenant's failed probes space out). Seed 1 is the miss: it settled on a
-// fixed window of 20 per 15 s before the fall, and reaches 84% with 8.3%
-// throttled (89.6% and 3.7% since the record takes tied answers
-// successes first). The regression floors leave a seed's margin for
-// the order in which the bubble runs its goroutines: at least 2 seeds
-// good (≥ 95%, ≤ 3% throttled), and none throttled above 20%.
+// falls to 8 per 10 s at 2 min; 8 callers from a cold start, on 4 seeds of
+// the fake (answers 10–40 ms late), measured from 3 min to 6 min. A tenant
+// that sends 2 a second keeps more than 4 min of answers: a fit of them
+// all, most from before the fall, still named 20 per 10 s, and paced by
+// the fit the estimator leaves a throttle to it (a sliding log's count
+// does not show the fall). Before the change point, every seed went on at
+// 20 per 10 s to the end: 38–60% of its requests throttled, 72–94% of the
+// quota. Now the fit cuts its record where the newest runs of throttles
+// began that 20 does not explain, and the pacer takes 8 per 10 s at once:
+// 3 seeds of 4 reach ≥ 97.9% of the quota with 2.1% throttled (the probes'
+// cost; 98.6–99.3% and 0.7–1.4% at f83dbd1, where a slow tenant's failed
+// probes space out). Seed 1 is the miss: it settled on a fixed window of
+// 20 per 15 s before the fall, and reaches 84% with 8.3% throttled (89.6%
+// and 3.7% since the record takes tied answers successes first). The
+// regression floors leave a seed's margin for the order in which the
+// bubble runs its goroutines: at least 2 seeds good (≥ 95%, ≤ 3%
+// throttled), and none throttled above 20%.
 func TestFitFollowsFall(t *testing.T) {
 	const seeds, floor, ceiling = 4, 2, 0.20
 	good := 0

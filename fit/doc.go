@@ -69,11 +69,11 @@
 //     the newer on a slow tenant, would otherwise hold the fit at the
 //     rule before.
 //   - Ô (Fit.Others) is what someone we cannot see spends of the best
-//     fixed window's Limit: the mean shortfall of the counts at which runs
+//     fixed window's Limit: the median shortfall of the counts at which runs
 //     that spent it began. Shedding refuses one here and there and makes
 //     no such run, which is how the two are told apart.
 //
-// A Fit costs about 45 µs on a full record on a 2-core machine
+// A Fit costs 45–75 µs on a full record on a 2-core machine, by the day
 // (BenchmarkFit) and allocates next to nothing; a caller fits where the
 // answers turn, not on every answer.
 package fit
