@@ -176,15 +176,15 @@ var (
 
 const steadyless = "bucket 30/s, burst 60"
 
-// TestCompareRuns runs a few short cells twice on the same code, and a
-// third time with a worse client (a user's Rule at half the quota, which
-// the server never throttles and so the learner never moves), and
-// compares them as -compare does, through a saved file, at α = 1%: the
-// two runs of the same code must be noise on every figure, and the worse
-// client's settled goodput worse on the steady cells (on the bucket's,
-// worse or noise, never better). The verdicts' false-alarm
-// rate is at most 1% by construction (TestCompareFalseAlarms checks it);
-// the intervals' bootstrap is seeded.
+// TestCompareRuns runs a few short cells twice on the same code, seed by
+// seed in turn, and a third time with a worse client (a user's Rule at
+// half the quota, which the server never throttles and so the learner
+// never moves), and compares them as -compare does, through a saved file,
+// at α = 1%: the two runs of the same code must be noise on every figure,
+// and the worse client's settled goodput worse on the steady cells (on the
+// bucket's, worse or noise, never better). The verdicts' false-alarm rate
+// is at most 1% by construction (TestCompareFalseAlarms checks it); the
+// intervals' bootstrap is seeded.
 func TestCompareRuns(t *testing.T) {
 	var cells []Cell
 	for _, c := range Cells() {
@@ -195,8 +195,13 @@ func TestCompareRuns(t *testing.T) {
 	if len(cells) != len(compareCells) {
 		t.Fatalf("found %d of the cells %q", len(cells), compareCells)
 	}
-	run := func(worse bool) *Saved {
-		s := &Saved{Cells: map[string][]Sample{}}
+	// run runs each cell's seeds once for each set of runs it is given,
+	// seed by seed in turn, so that a machine's load, which moves the
+	// order in which a bubble runs its goroutines and with it a learner's
+	// figures, falls on each set alike: the same code run first under
+	// other packages' tests and again after they ended read as worse
+	// (sliding 50/1s's cold start, in one CI run).
+	run := func(worse bool, sets ...*Saved) {
 		for _, c := range cells {
 			var rules *quota.Rules
 			if worse {
@@ -204,17 +209,20 @@ func TestCompareRuns(t *testing.T) {
 				rules.Set(quota.Key{}, quota.Rule{Rate: c.rate(c.limit(false)) / 2, Burst: 1})
 			}
 			for seed := range uint64(compareSeeds) {
-				o := Options{Seed: seed + 1, Short: true, Rules: rules}
-				var r *Result
-				synctest.Test(t, func(t *testing.T) { r = Run(c, o) })
-				checkRun(t, r)
-				s.Cells[c.Name] = append(s.Cells[c.Name], SampleOf(o, Row{Result: r}))
+				for _, s := range sets {
+					o := Options{Seed: seed + 1, Short: true, Rules: rules}
+					var r *Result
+					synctest.Test(t, func(t *testing.T) { r = Run(c, o) })
+					checkRun(t, r)
+					s.Cells[c.Name] = append(s.Cells[c.Name], SampleOf(o, Row{Result: r}))
+				}
 			}
 		}
-		return s
 	}
 	began := time.Now()
-	first := run(false)
+	first, again, worse := &Saved{Cells: map[string][]Sample{}}, &Saved{Cells: map[string][]Sample{}}, &Saved{Cells: map[string][]Sample{}}
+	run(false, first, again)
+	run(true, worse)
 	path := filepath.Join(t.TempDir(), "before.json")
 	if err := WriteSaved(path, first); err != nil {
 		t.Fatal(err)
@@ -223,8 +231,6 @@ func TestCompareRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := run(false)
-	worse := run(true)
 	t.Logf("%d runs in %v of wall time", 3*len(cells)*compareSeeds, time.Since(began).Round(time.Millisecond))
 
 	const a = 0.01
