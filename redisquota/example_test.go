@@ -1,6 +1,7 @@
 package redisquota_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"net/http"
@@ -28,6 +29,14 @@ func Example() {
 	defer rdb.Close()
 
 	store, err := redisquota.New(redisquota.Config{Client: rdb})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Optional: load the scripts now, so that the first requests do not
+	// spend their store Timeout on a dial and a NOSCRIPT.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	err = store.Warm(ctx)
+	cancel()
 	if err != nil {
 		log.Fatal(err)
 	}

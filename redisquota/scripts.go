@@ -9,6 +9,9 @@ import "github.com/redis/go-redis/v9"
 // numbers are doubles, exact for integers below 2^53. A key outlives the
 // last time it matters by ttlMargin, 1000 ms.
 
+// scripts are every script the Store runs, for Warm to load.
+var scripts = []*redis.Script{reserveScript, cancelScript, pauseScript, publishScript}
+
 // reserveScript takes a tenant's next admission (see Store.Reserve and
 // Store.ReserveLearned).
 //

@@ -288,6 +288,25 @@ func (s *Store) Pause(ctx context.Context, k quota.Key, until time.Time) error {
 	return nil
 }
 
+// Warm loads the Store's scripts into Redis (SCRIPT LOAD, on every shard
+// of a cluster), which opens a connection too. Without it, the first call
+// of each script dials, is answered NOSCRIPT and sends the script whole,
+// three round trips within one Timeout: on a loaded machine that can time
+// out, and the Transport then takes the store for down until its next
+// try. Call Warm once at start, with a context that bounds it (Warm has no
+// Timeout of its own); a Store that was not warmed works the same, its
+// first calls cost more. Each script loaded counts as a command in Stats.
+func (s *Store) Warm(ctx context.Context) error {
+	for _, sc := range scripts {
+		s.calls.Add(1)
+		if err := sc.Load(ctx, s.client).Err(); err != nil {
+			s.errs.Add(1)
+			return fmt.Errorf("redisquota: warm: %w", err)
+		}
+	}
+	return nil
+}
+
 // Stats returns the counts of the Store's commands so far.
 func (s *Store) Stats() Stats {
 	return Stats{Calls: s.calls.Load(), Errors: s.errs.Load()}

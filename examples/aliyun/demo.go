@@ -328,7 +328,7 @@ func runOnce(ctx context.Context, o options, m mode, out io.Writer) (*result, er
 	var f *fleet
 	procs := 1 // the plain SDK's
 	if m.tollgate {
-		if f, err = newFleet(o, m, clients); err != nil {
+		if f, err = newFleet(ctx, o, m, clients); err != nil {
 			return nil, err
 		}
 		defer f.close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -31,9 +32,9 @@ type fleet struct {
 // clients through them round-robin: client i goes through Transport
 // i % o.processes, the first of each wrapped with v1sdk.Wrap and the rest
 // shared to it with v1sdk.Share. clients holds at least o.processes.
-// With m.store the stores share a prefix of keys unique to the run. Close
-// the fleet when the run ends.
-func newFleet(o options, m mode, clients []*ecs.Client) (*fleet, error) {
+// With m.store the stores share a prefix of keys unique to the run, and
+// each is warmed (see warm) within ctx. Close the fleet when the run ends.
+func newFleet(ctx context.Context, o options, m mode, clients []*ecs.Client) (*fleet, error) {
 	salt := make([]byte, 16)
 	_, _ = rand.Read(salt) // never fails (crypto/rand)
 	prefix := runPrefix()
@@ -58,6 +59,10 @@ func newFleet(o options, m mode, clients []*ecs.Client) (*fleet, error) {
 			f.clients = append(f.clients, rdb)
 			store, err := redisquota.New(redisquota.Config{Client: rdb, Prefix: prefix})
 			if err != nil {
+				f.close()
+				return nil, err
+			}
+			if err := warm(ctx, store); err != nil {
 				f.close()
 				return nil, err
 			}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-go/tollgate/redisquota"
 )
 
 // newRedisClient returns a client of the Redis at addr, with
@@ -31,6 +33,15 @@ func pingRedis(ctx context.Context, addr string) error {
 		return fmt.Errorf("-redis %s: Redis did not answer PING within %v: %w", addr, pingTimeout, err)
 	}
 	return nil
+}
+
+// warm loads store's scripts into Redis within pingTimeout, so that the
+// run's first calls to the store do not spend its 50 ms Timeout on a dial
+// and a NOSCRIPT (see redisquota.Store.Warm).
+func warm(ctx context.Context, store *redisquota.Store) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return store.Warm(ctx)
 }
 
 // runPrefix returns a prefix for the Redis keys of one run, unique to it:
