@@ -193,12 +193,21 @@ func (r *Record) Fit() Fit {
 	}
 	span := f.last - f.a0
 	off := f.offGrid()
-	// The fixed window whose start is then placed: the best of the grid
-	// and of the windows off it (refined within what the refills allow).
-	top := cand{cost: math.Inf(1)}
+	// The best fixed window: of the grid, each with its start placed
+	// before they are compared (a start in the middle of the refills'
+	// stretch may cut a burst that a better one does not, and a longer
+	// window, with fewer ends, would win by that alone: answers paced at
+	// 50 per 1 s, with a probe's throttle each 5 s, read as 247 per 5 s),
+	// and of the windows off it (refined within what the refills allow,
+	// then placed).
+	top, mid := cand{cost: math.Inf(1)}, cand{cost: math.Inf(1)}
 	for _, w := range grid {
 		if int64(w) <= span {
-			if c := f.fixed(w); c.better(top) {
+			c := f.fixed(w)
+			if c.better(mid) {
+				mid = c
+			}
+			if c = f.placeStart(c, f.score); c.better(top) {
 				top = c
 			}
 		}
@@ -225,12 +234,13 @@ func (r *Record) Fit() Fit {
 		// Searched over many lengths, a window off the grid explains a
 		// little more by luck: it must beat the grid's by more than
 		// chance does.
+		offBest = f.placeStart(offBest, f.score)
 		if offBest.off = true; math.IsInf(top.cost, 1) || offBest.beats(top) {
 			top = offBest
 		}
 	}
 	if !math.IsInf(top.cost, 1) {
-		try(f.placeStart(top, f.score))
+		try(top)
 	}
 	for _, w := range grid {
 		// A trailing window is judged once the record holds two.
@@ -239,7 +249,9 @@ func (r *Record) Fit() Fit {
 		}
 	}
 	// A trailing window off the grid, as the successes bound it at the
-	// limit of the best trailing window so far, and of the fixed one: a
+	// limit of the best trailing window so far, and of the best fixed
+	// one, its start placed and not (their counts differ where a window's
+	// ends cut the bursts: either may be the log's): a
 	// sliding log's refills follow our own sends, so no spacing of them
 	// shows its length. The longest the successes allow first: of
 	// equals, the most restrictive (a window the scan below finds as
@@ -249,11 +261,11 @@ func (r *Record) Fit() Fit {
 	// more than chance: arrivals placed a little off make a length a
 	// little off the server's explain a throttle or two more.
 	onGrid := byKind[Sliding]
-	limits := [...]int64{onGrid.rule.Limit, top.rule.Limit}
-	if limits[1] == limits[0] {
-		limits[1] = 0
-	}
-	for _, l := range limits {
+	limits := [...]int64{onGrid.rule.Limit, top.rule.Limit, mid.rule.Limit}
+	for i, l := range limits {
+		if slices.Contains(limits[:i], l) {
+			continue
+		}
 		lo, hi, ok := f.trailing(l)
 		if !ok {
 			continue
