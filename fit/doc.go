@@ -31,7 +31,10 @@
 //     a round trip or two of a round length must beat that length by
 //     more than chance: arrivals placed a little off make it explain a
 //     throttle or two more); a
-//     fixed window's start where the most of those intervals meet; a
+//     fixed window's start within the stretch where the most of those
+//     intervals meet, where it costs least, for each length before the
+//     lengths are compared (a start that cuts a burst would lose a short
+//     window to a long one, which has fewer ends to cut one); a
 //     bucket's rate between the bounds that pairs of throttles set, and
 //     no bucket where those bounds cross by more than a round trip's
 //     uncertainty explains (a burst, then throttles for seconds: a
