@@ -114,18 +114,24 @@
 // throttle late in the window as placed is a window's end like any settled
 // one instead: its refill is sought, placing the windows anew and narrowing
 // the bounds, so that the pace does not drift off the server's windows. If
-// the window goes through, the quota grew. Where a window's count measures
-// the quota (a fixed window, the fit's or one the refills pin to a round
-// length or within 1.5%), slow start again until a throttle, then measure:
-// paced at its cap per Ŵ (twice L̂, one more per success), so that the
-// window's end costs what the pace sends in a round trip, not every request
-// in flight. Elsewhere (a sliding log's or a bucket's count depends on when
-// it is taken, and a burst there costs a throttle for each request above the
-// pace) the probes ramp, paced: L̂ grows by what the probe sent above it, at
-// the window the probe was paced at, and the next probe goes at once with
-// its step doubled; once one fails, the step halves between the level that
-// passed and the one that failed, so a raise of k is found in about
-// 2·log2(k) probes of a window each. But only if the callers kept up the
+// the window goes through, the quota grew, and the probes ramp, paced: L̂
+// grows by what the probe sent above it, at the window the probe was paced
+// at, and the next probe goes at once with its step doubled. Where a
+// window's count measures the quota (a fixed window, the fit's or one the
+// refills pin to a round length or within 1.5%), the step grows to L̂ at
+// once (the pace doubles), and the first step that fails ends the ramp: the
+// count of ours in the window its throttle surely arrived in, less those
+// that arrived where the window's start is uncertain (a count too high
+// would throttle every window after), is L̂, and the rest of the window
+// waits for its refill. So a failed step costs what the pace sends in a
+// round trip before its throttle is heard, and nothing is sent unpaced. A
+// throttle where the window's start is uncertain has its refill sought,
+// which places the windows anew, and the step goes again. Elsewhere (a
+// sliding log's or a bucket's count depends on when it is taken, and a
+// burst there costs a throttle for each request above the pace) once a
+// step fails, the step halves between the level that passed and the one
+// that failed, so a raise of k is found in about 2·log2(k) probes of a
+// window each. But only if the callers kept up the
 // probe's pace (successes of at least 90% of L̂ per window in it): a window
 // that saw L̂ or fewer of ours, because demand fell or a circuit breaker
 // held everyone back, says nothing, and the probe is tried again later. Idle

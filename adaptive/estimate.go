@@ -72,6 +72,7 @@ type estimator struct {
 	start, count, budget int64
 	startLo              int64 // the window began after this
 	curFrom              int64 // while settled: when the window count is for began, at the earliest
+	early                int64 // of count, those that arrived where that window's start is uncertain
 	measured             int   // windows measured since the phase began
 	firstHi              int64 // when the first of them began
 
@@ -125,12 +126,21 @@ type estimator struct {
 	stopAt            int64 // the arrival of the throttle that ended the last span (spanStop)
 	fails             int
 
-	// The ramp (see probe): where a window's count does not measure the
-	// quota, a probe that passed raises L̂ by its step, and the next probe
-	// goes at once with the step doubled, below ceil, the lowest level
-	// a probe of the ramp failed at; a failed one halves the step. step
-	// is 0 outside a ramp (a probe sends one more), ceil 0 with no fail.
+	// The ramp (see raise): a probe that passed raises L̂ by its step,
+	// and the next probe goes at once with the step doubled, below ceil,
+	// the lowest level a probe of the ramp failed at; a failed one halves
+	// the step, or, where a window's count measures the quota, measures
+	// it. step is 0 outside a ramp (a probe sends one more), ceil 0 with
+	// no fail.
 	step, ceil int64
+	// measuredRaise: settled, the window whose refill is sought ended a
+	// ramp's failed step where a window's count measures the quota (see
+	// counts): its count, where above L̂, is L̂ (see throttle). top: an
+	// upper bound on the quota that the last such count set (those that
+	// arrived where the window's start is uncertain counted too, which
+	// L̂ leaves out), above L̂; 0 if none.
+	measuredRaise bool
+	top           int64
 
 	// depth is the depth of the token bucket the fit named, where the
 	// estimator paces by one (see adoptBucket); 0 otherwise.
@@ -179,7 +189,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		}
 		return false
 	case !e.seeking && e.phase == PhaseSettled:
-		e.countSettled(a, relayed)
+		e.countSettled(a, spread, relayed)
 		return false
 	case !e.seeking:
 		if e.start != 0 && (a < e.start || e.whi > 0 && a > e.start+e.whi) {
@@ -263,12 +273,15 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		// start: the refill places the windows anew, L̂ stands, and
 		// the next window's end, placed, says its count (once: a
 		// second such throttle in a row measures again).
-		if e.replaced = e.spent < 0; !e.replaced {
-			e.limit = min(e.limit, e.spent)
+		switch e.replaced = e.spent < 0; {
+		case e.measuredRaise:
+			e.limit = max(e.limit, e.spent)
+		case !e.replaced && e.spent < e.limit:
+			e.limit, e.top = e.spent, 0
 		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
-		e.countSettled(a, false)
+		e.countSettled(a, spread, false)
 		return true
 	}
 	if e.phase == PhaseSettled && e.followed {
@@ -282,7 +295,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
-		e.countSettled(a, false)
+		e.countSettled(a, spread, false)
 		return true
 	}
 	confirmed := e.spent > 0 && (e.start != 0 || e.cold)
@@ -339,15 +352,18 @@ func (e *estimator) forget() {
 // arrived in, as windowOf places it, while settled. A relayed one (another
 // process's answer, late) from a window before the one counted counted
 // there, and is not counted again.
-func (e *estimator) countSettled(a int64, relayed bool) {
-	from, _, ok := e.windowOf(a)
+func (e *estimator) countSettled(a, spread int64, relayed bool) {
+	from, unsure, ok := e.windowOf(a)
 	if relayed && ok && from < e.curFrom-e.win/2 {
 		return
 	}
 	if from != e.curFrom {
-		e.curFrom, e.count = from, 0
+		e.curFrom, e.count, e.early = from, 0, 0
 	}
 	e.count++
+	if ok && a-from <= unsure+spread {
+		e.early++
+	}
 }
 
 // windowOf returns when the server window that a request arriving at a
@@ -459,10 +475,8 @@ func (e *estimator) paced(maxPause int64) uint64 {
 // admitted late after its end is answered (late: how long after their
 // requests other processes' answers may come, see ObserveRelayed). A
 // span whose requests, one more than L̂ per window (the step more, in a
-// ramp), all got through means the quota grew. Where a window's count
-// measures the quota (see counts), the learner sends until a throttle,
-// as when cold, and measures again; elsewhere it ramps: see raise.
-// It reports whether the pacer must change.
+// ramp), all got through means the quota grew, and the probes ramp:
+// see raise. It reports whether the pacer must change.
 func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late, maxPause int64) bool {
 	if e.phase != PhaseSettled || e.seeking {
 		return false
@@ -484,12 +498,7 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late,
 			return true
 		}
 		e.fails = 0
-		if !e.counts() {
-			e.raise(now, next, maxPause)
-			return true
-		}
-		e.followed, e.step, e.ceil = false, 0, 0
-		e.phase, e.count, e.start, e.cwnd = PhaseCold, 0, 0, 2*e.limit
+		e.raise(now, next, maxPause)
 		return true
 	case e.spanEnd == 0 && demand && now >= e.probeAt && next >= e.probeSeq:
 		e.spanSeq, e.spanStop, e.spanN = next, 0, 0
@@ -529,14 +538,17 @@ func (e *estimator) counts() bool {
 	return e.fixed && (e.followed || e.whi > 0 && (e.win != e.whi || float64(e.whi) <= settleSpan*float64(e.wlo)))
 }
 
-// raise takes a probe that passed where a window's count does not
-// measure the quota (see probe): L̂ grows by the probe's step, what it
-// sent above L̂ per window (less the one more that a probe paced by the
-// fit's window sends: see paceAt), and the next probe goes at once, its
-// step doubled, but at most halfway to the ramp's ceiling. Steps that
-// double find a raise of k in about log2(k) probes; halving steps after
-// one failed keep the search between the level that passed and the one
-// that failed, and end it at one apart.
+// raise takes a probe that passed (see probe): L̂ grows by the probe's
+// step, what it sent above L̂ per window (less the one more that a probe
+// paced by the fit's window sends: see paceAt), and the next probe goes
+// at once, its step doubled, but at most halfway to the ramp's ceiling.
+// Steps that double find a raise of k in about log2(k) probes; halving
+// steps after one failed keep the search between the level that passed
+// and the one that failed, and end it at one apart. Where a window's
+// count measures the quota (see counts), the step that fails ends the
+// search instead: its count is the quota (see throttle), so the step
+// may be large, L̂ (the pace doubles), and a raise of k·L̂ is found in
+// about log2(k)+1 probes.
 func (e *estimator) raise(now int64, next uint64, maxPause int64) {
 	if e.depth > 0 {
 		// Above a token bucket, a probe that passed proves half its
@@ -550,7 +562,7 @@ func (e *estimator) raise(now int64, next uint64, maxPause int64) {
 	}
 	step := max(e.step, 1)
 	e.limit += step
-	if !e.followed {
+	if !e.counts() {
 		// What passed is L̂ per the shortest window the bounds allow
 		// (see paceAt): a pace, its window's count no measure.
 		e.fixed = false
@@ -559,6 +571,23 @@ func (e *estimator) raise(now int64, next uint64, maxPause int64) {
 		}
 	}
 	step *= 2
+	if e.counts() {
+		// A window's count measures the quota: the count at a failed
+		// step's throttle says it (see throttle), and the step costs
+		// only what the pace sent above the quota before that
+		// throttle's answer came, at most what it sends in a round
+		// trip. So the step grows to L̂ at once, as slow start's cap
+		// did: a raise of 60% is found in two probes. Below an upper
+		// bound a count set (top), the step goes no further than that.
+		// The estimator counts the windows itself from here, as placed.
+		e.followed = false
+		if e.top > e.limit {
+			step = min(step, e.top-e.limit)
+		} else {
+			e.top = 0
+			step = max(step, e.limit)
+		}
+	}
 	if e.ceil > 0 {
 		step = min(step, (e.ceil-e.limit)/2)
 	}
@@ -876,6 +905,32 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 			e.begin(-1, pending, a, next, rtt)
 			return e.nextProbe(now, rtt, maxPause), true
 		}
+		if e.spanEnd != 0 && e.step > 0 && e.counts() && !e.followed {
+			// A ramp's step failed in a window whose count measures
+			// the quota.
+			if from, unsure, ok := e.windowOf(a); ok && from == e.curFrom {
+				e.spanEnd = 0
+				if a-from > unsure+spread {
+					// Surely in the window counted: that count,
+					// with the answers still to come from before
+					// the throttle, is the quota (see success). The
+					// ramp ends; the rest of the window waits for
+					// its refill, as any settled window's end.
+					e.step, e.ceil, e.top = 0, 0, e.count
+					e.begin(e.count-e.early, pending, a, next, rtt)
+					e.measuredRaise = true
+				} else {
+					// Where the window's start is uncertain: the end
+					// of the one before, perhaps. Its refill, sought,
+					// places the windows anew, and the step goes
+					// again at once, its throttle then surely in the
+					// window counted.
+					e.probeAt, e.probeSeq = now, next
+					e.begin(-1, pending, a, next, rtt)
+				}
+				return e.nextProbe(now, rtt, maxPause), true
+			}
+		}
 		if e.spanEnd != 0 {
 			u := e.spanFailed(a, next)
 			if e.drifted(a, spread) {
@@ -923,9 +978,8 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 
 // confirm ends the tests of a throttle once they all were throttled too
 // (the latest arrived at a): the window is spent. In slow start, what got
-// through is L̂ (after a probe went through, at least one more than
-// before), and the learner measures from here; the window spent began
-// before it was seen. In a probe above L̂, the probe failed: done reports
+// through is L̂, and the learner measures from here; the window spent
+// began before it was seen. In a probe above L̂, the probe failed: done reports
 // that the seek ends, and u is the pause spanFailed asks for. Otherwise
 // the seek for the refill goes on.
 func (e *estimator) confirm(a int64, next uint64) (u int64, done bool) {
@@ -941,7 +995,7 @@ func (e *estimator) taken(a int64, next uint64) (u int64, done bool) {
 	switch {
 	case e.coldTest:
 		e.coldTest = false
-		e.limit = max(e.count, e.limit+1)
+		e.limit = max(e.count, 1)
 		e.phase, e.measured = PhaseMeasuring, 0
 		e.start, e.cold = 0, e.nref == 0
 	case e.spanTest:
@@ -1002,6 +1056,7 @@ func (e *estimator) spanFailed(a int64, next uint64) int64 {
 // begin starts seeking the refill after a throttle arrived at a.
 func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.seeking, e.spent, e.pending, e.lastThr, e.tries, e.seekSeq = true, spent, pending, a, 0, next
+	e.measuredRaise = false
 	e.thrArr, e.testSeq, e.pendOK, e.pendThr = a, next, 0, 0
 	e.gated = !e.rateFree()
 	e.tests = e.testsFor()
@@ -1181,7 +1236,7 @@ func (e *estimator) settle(limit int64, fixed bool, delay float64) {
 	e.delay, e.delayed = delay, true
 	e.phase, e.fixed, e.followed, e.limit, e.depth = PhaseSettled, fixed, true, limit, 0
 	e.seeking, e.coldTest, e.spanTest, e.unsure, e.low = false, false, false, false, 0
-	e.spanEnd, e.fails, e.measured, e.step, e.ceil = 0, 0, 0, 0, 0
+	e.spanEnd, e.fails, e.measured, e.step, e.ceil, e.top = 0, 0, 0, 0, 0, 0
 	e.start, e.startLo, e.curFrom, e.count = 0, 0, 0, limit
 }
 

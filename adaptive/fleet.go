@@ -69,8 +69,7 @@ func (l *Limiter) relayedSeq(t *Ticket) uint64 {
 // learned pace should hold their requests: its learner learns alone,
 // which needs its own requests to be the only ones the server counts. So
 // in slow start while its callers wait on its cap (without them, the
-// others go on), in slow start again after a probe above L̂ went through,
-// while a window is measured, while a throttle is tested and its refill
+// others go on), while a window is measured, while a throttle is tested and its refill
 // sought, while its gate is closed or its probe out, and once settled
 // until the requests its own bucket paced meanwhile have gone. But no
 // hold lasts longer than maxHold or four windows: a learner that cannot

@@ -205,12 +205,6 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 		}
 		return grow
 	}
-	if e.phase == PhaseCold && e.limit > 0 && e.win > 0 && (t == nil || !t.relayed) {
-		// Slow start again, after a probe went through, is paced (see
-		// derive): the pace binds, not the cap, and grows with each
-		// success as the cap would.
-		grow = true
-	}
 	seq, at := l.seq.Load(), now
 	if t != nil {
 		seq, at = t.seq, t.at

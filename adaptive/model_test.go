@@ -143,15 +143,21 @@ func TestThrottlesNeverCutBelowConfirmed(t *testing.T) {
 // windows of it (and the answer that shows it: 50 ms). A raise is the
 // issue's goal of three windows from the first probe above the old limit;
 // the model takes two windows to probe (the phase known too loosely to
-// probe one), one to fill, one to seek and two to measure: the test holds
-// that REGRESSION FLOOR, six windows (measured 5.98).
+// probe one) and, paced at twice the limit, one or two for the window its
+// count measures and its refill: three windows. Where one of that
+// window's successes arrived where its start is uncertain, the count
+// leaves it out (a count too high would throttle every window), reads 79,
+// and the next probe, two windows on, finds the last one: seven windows.
+// The two come about equally often, as the bubble orders its goroutines.
+// The test holds that REGRESSION FLOOR, seven windows (measured 3.00 or
+// 6.99; slow start again, before, 5.98).
 func TestFollowsQuotaSteps(t *testing.T) {
 	const stepAt = 20 * time.Second
 	for _, c := range []struct {
 		name   string
 		to     int
 		within time.Duration
-	}{{"down to 40%", 20, 3*time.Second + 50*time.Millisecond}, {"up to 160%", 80, 6*time.Second + 50*time.Millisecond}} {
+	}{{"down to 40%", 20, 3*time.Second + 50*time.Millisecond}, {"up to 160%", 80, 7*time.Second + 50*time.Millisecond}} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				_, samples := drive(t, fixedCloud(50, time.Second, c.to, stepAt).RoundTripper(), stepAt+30*time.Second, 32, 10*time.Millisecond)
@@ -184,22 +190,25 @@ func TestFollowsQuotaSteps(t *testing.T) {
 
 // TestRaiseFoundPaced: a fixed 1 s window of 20 steps up to 40, the
 // example's quota, with 16 callers answered in 20 ± 10 ms. The probe above
-// 20 passes, and the learner seeks the new count by slow start again,
-// paced at its cap per window (twice L̂, growing by one per success): when
-// the window is spent, only what that pace sends in a round trip is
-// throttled. Unpaced, the cap let all 16 go at once, and most came back
-// throttled. Over 8 seeds of the fake's jitter, in the 10 s after the
-// step: 29-32 throttled (median 31) unpaced, 19-21 (median 19) paced, and
-// 7 of 8 seeds settled at 40 either way (the eighth still measuring at
-// 39). The REGRESSION FLOORS: a median of at most 25 throttled, and 6
-// seeds of 8 settled at 40.
+// 20 passes, and the learner ramps, paced: the pace doubles, and the
+// first window that spends the quota says its count, the rest of it
+// paused (see estimator.raise), so only what the pace sends in a round
+// trip before the throttle is heard is throttled. Slow start again, as
+// before, threw 20-24 requests at throttles in the 20 s after the step
+// (median 21); unpaced, earlier still, most of 16 in flight at each
+// window's end. Over 8 seeds of the fake's jitter: 3-7 throttled (median
+// 5), and every seed settled at 40 over 4 runs. The REGRESSION FLOORS: a
+// median of at most 10 throttled, and 7 seeds of 8 settled at 40 (a
+// count that leaves out a success where the window's start is uncertain
+// reads one low until the next probe finds it, and halving the ramp's
+// first step left one seed at 39).
 func TestRaiseFoundPaced(t *testing.T) {
-	throttled, followed := stepRuns(t, 20, 40, 10*time.Second)
-	if m := median(throttled); m > 25 {
-		t.Errorf("median %v throttled in the 10 s after the step, want ≤ 25", m)
+	throttled, followed := stepRuns(t, 20, 40, 20*time.Second)
+	if m := median(throttled); m > 10 {
+		t.Errorf("median %v throttled in the 20 s after the step, want ≤ 10", m)
 	}
-	if followed < 6 {
-		t.Errorf("%d seeds of 8 settled at 40, want ≥ 6", followed)
+	if followed < 7 {
+		t.Errorf("%d seeds of 8 settled at 40, want ≥ 7", followed)
 	}
 }
 

@@ -47,16 +47,9 @@ func (l *Limiter) recompute(now int64) (big bool) {
 		switch e.phase {
 		case PhaseCold:
 			if src == SourceNone {
-				// Slow start again, after a probe went through: paced
-				// at its cap per Ŵ, which starts at twice L̂ and grows by
-				// one per success (doubling about every 0.7 Ŵ), so that
-				// when the window is spent, only what the pace sends in
-				// the round trip before the throttle is heard is
-				// throttled, not every request in flight.
+				// Slow start goes on after a throttle its test found a
+				// stray.
 				capIn = e.cwnd
-				if e.limit > 0 && e.win > 0 {
-					rate, burst = float64(e.cwnd+initialWindow)*1e9/float64(e.win), 1
-				}
 			}
 		case PhaseMeasuring:
 			// At most the window's budget until the window could end (the
