@@ -189,7 +189,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		}
 		return false
 	case !e.seeking && e.phase == PhaseSettled:
-		e.countSettled(a, spread, relayed)
+		e.countSettled(a, spread)
 		return false
 	case !e.seeking:
 		if e.start != 0 && (a < e.start || e.whi > 0 && a > e.start+e.whi) {
@@ -281,7 +281,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
-		e.countSettled(a, spread, false)
+		e.countSettled(a, spread)
 		return true
 	}
 	if e.phase == PhaseSettled && e.followed {
@@ -295,7 +295,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relaye
 		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
-		e.countSettled(a, spread, false)
+		e.countSettled(a, spread)
 		return true
 	}
 	confirmed := e.spent > 0 && (e.start != 0 || e.cold)
@@ -349,12 +349,14 @@ func (e *estimator) forget() {
 }
 
 // countSettled counts a success that arrived at a in the server window it
-// arrived in, as windowOf places it, while settled. A relayed one (another
-// process's answer, late) from a window before the one counted counted
-// there, and is not counted again.
-func (e *estimator) countSettled(a, spread int64, relayed bool) {
+// arrived in, as windowOf places it, while settled. One from a window
+// before the one counted is not counted: that window's count is over,
+// and one answer late (another process's, relayed; one in flight when
+// the windows were placed anew) would start it again from nothing, a
+// count that a throttle after it would take for the window's.
+func (e *estimator) countSettled(a, spread int64) {
 	from, unsure, ok := e.windowOf(a)
-	if relayed && ok && from < e.curFrom-e.win/2 {
+	if ok && from < e.curFrom-e.win/2 {
 		return
 	}
 	if from != e.curFrom {

@@ -133,6 +133,36 @@ func TestEdgeThrottleCountsNothing(t *testing.T) {
 	}
 }
 
+// TestLateAnswerCountsNothing: settled on a fixed window, a success that
+// arrived in a window before the one counted (an answer in flight when the
+// fit's windows were adopted, 300 ms late) neither counts nor starts that
+// window's count again. It did: the late answers counted from nothing, the
+// throttle among them read as that window spent at 13 of ours, and L̂ fell
+// from 50 to 13 (TestFitPacesFixedWindow's seed 6, a second after the fit
+// was adopted).
+func TestLateAnswerCountsNothing(t *testing.T) {
+	ms := int64(time.Millisecond)
+	e := &estimator{phase: PhaseSettled, fixed: true, limit: 50,
+		wlo: 1000 * ms, whi: 1000 * ms, win: 1000 * ms, nref: 1}
+	e.ref[0] = refill{n: 1, lo: 1000 * ms, hi: 1010 * ms}
+	now := 4100 * ms
+	e.curFrom, _, _ = e.windowOf(now)
+	e.count = 3
+	for i := range int64(13) {
+		a := 3500*ms + i*20*ms // in the window before
+		e.success(a, uint64(100+i), false, 2*ms, false)
+	}
+	if from, _, _ := e.windowOf(now); e.curFrom != from || e.count != 3 {
+		t.Fatalf("after 13 late answers: counting the window from %v, %d counted; want from %v, 3",
+			time.Duration(e.curFrom), e.count, time.Duration(from))
+	}
+	a := 3900 * ms
+	e.throttle(now, a, 113, 114, 0, 300*ms, 2*ms, 1000*ms)
+	if e.spent >= 0 && e.spent < 50 {
+		t.Errorf("a late throttle after them says the window was spent at %d; want it unknown", e.spent)
+	}
+}
+
 // TestEdgeThrottleRefillPlaces: settled on a fixed window, a throttle
 // that may have arrived at the end of the window before, and a success
 // right after it, are that window's end and the next one's refill, not a
