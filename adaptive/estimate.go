@@ -167,10 +167,9 @@ const settleSpan = 1.015
 const maxMeasured = 6
 
 // success takes a success that arrived at a (admission number seq); grow
-// says slow start's cap on requests in flight was binding, relayed that
-// the answer came from another process, late. It reports whether the
-// success was a refill.
-func (e *estimator) success(a int64, seq uint64, grow bool, spread int64, relayed bool) (refilled bool) {
+// says slow start's cap on requests in flight was binding. It reports
+// whether the success was a refill.
+func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refilled bool) {
 	e.answered(false)
 	switch {
 	case e.phase == PhaseCold && !e.seeking:
@@ -981,9 +980,9 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 // confirm ends the tests of a throttle once they all were throttled too
 // (the latest arrived at a): the window is spent. In slow start, what got
 // through is L̂, and the learner measures from here; the window spent
-// began before it was seen. In a probe above L̂, the probe failed: done reports
-// that the seek ends, and u is the pause spanFailed asks for. Otherwise
-// the seek for the refill goes on.
+// began before it was seen. In a probe above L̂, the probe failed: done
+// reports that the seek ends, and u is the pause spanFailed asks for.
+// Otherwise the seek for the refill goes on.
 func (e *estimator) confirm(a int64, next uint64) (u int64, done bool) {
 	if e.tries < e.tests {
 		return 0, false

@@ -92,7 +92,7 @@ func TestStrayRunForgotten(t *testing.T) {
 			e := &estimator{phase: PhaseMeasuring, limit: 100, budget: 101, start: 1, nref: 1,
 				strays: tt.strays, answers: 1000, thrAnswers: 250, cwnd: 8}
 			for i := range 101 {
-				e.success(int64(i+2)*int64(time.Millisecond), uint64(i+1), false, 0, false)
+				e.success(int64(i+2)*int64(time.Millisecond), uint64(i+1), false, 0)
 			}
 			switch {
 			case tt.forget && (e.phase != PhaseCold || e.limit != 0 || e.cwnd != 8 || e.strays != tt.strays):
@@ -150,7 +150,7 @@ func TestLateAnswerCountsNothing(t *testing.T) {
 	e.count = 3
 	for i := range int64(13) {
 		a := 3500*ms + i*20*ms // in the window before
-		e.success(a, uint64(100+i), false, 2*ms, false)
+		e.success(a, uint64(100+i), false, 2*ms)
 	}
 	if from, _, _ := e.windowOf(now); e.curFrom != from || e.count != 3 {
 		t.Fatalf("after 13 late answers: counting the window from %v, %d counted; want from %v, 3",
@@ -180,7 +180,7 @@ func TestEdgeThrottleRefillPlaces(t *testing.T) {
 	e.curFrom, e.count = from, 0
 	edge := func(at int64, seq uint64) {
 		e.throttle(at, at, seq, seq+1, 0, 20*ms, 2*ms, 1000*ms)
-		e.success(at+20*ms, seq+1, false, 2*ms, false)
+		e.success(at+20*ms, seq+1, false, 2*ms)
 	}
 	edge(from+10*ms, 100)
 	if e.strays != 0 || e.nref != 2 || e.phase != PhaseSettled || e.limit != 21 || e.seeking {

@@ -213,7 +213,7 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 		}
 	}
 	was, limit, budget := e.phase, e.limit, e.budget
-	refilled := e.success(l.arrival(now, t), seq, grow, l.spread(), t != nil && t.relayed)
+	refilled := e.success(l.arrival(now, t), seq, grow, l.spread())
 	next := l.seq.Load() + 1
 	if refilled {
 		s.fresh = true
