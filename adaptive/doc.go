@@ -123,7 +123,8 @@
 // count of ours in the window its throttle surely arrived in, less those
 // that arrived where the window's start is uncertain (a count too high
 // would throttle every window after), is L̂, and the rest of the window
-// waits for its refill. So a failed step costs what the pace sends in a
+// waits for its refill; where it left some out, the next probe comes a
+// window on and steps no further than the count with them. So a failed step costs what the pace sends in a
 // round trip before its throttle is heard, and nothing is sent unpaced. A
 // throttle where the window's start is uncertain has its refill sought,
 // which places the windows anew, and the step goes again. Elsewhere (a

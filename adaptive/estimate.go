@@ -425,13 +425,22 @@ const minProbeGap = 200
 // further off than the probes' reach (see reach). The first probe after
 // the learner settled comes sooner, two windows on: a quota that just
 // changed may change again (an incident ending); settling ends a ramp
-// (see raise). In a ramp, the next probe comes one window after one
+// (see raise). After a raise measured, where the count left out what
+// arrived where the window's start is uncertain (see top), it comes one
+// window on, at once. In a ramp, the next probe comes one window after one
 // failed: the halving step bounds what its probes cost.
 func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled bool) {
 	if settled {
 		e.step, e.ceil = 0, 0
 	}
 	if e.step > 0 {
+		e.probeAt, e.probeSeq = now+e.win, next
+		return
+	}
+	if settled && e.fails == 0 && e.top > e.limit {
+		// A raise measured left out what arrived where the window's
+		// start is uncertain: the quota lies up to top, and the next
+		// window tells.
 		e.probeAt, e.probeSeq = now+e.win, next
 		return
 	}
