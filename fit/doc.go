@@ -76,7 +76,7 @@
 //     that spent it began. Shedding refuses one here and there and makes
 //     no such run, which is how the two are told apart.
 //
-// A Fit costs 45–75 µs on a full record on a 2-core machine, by the day
+// A Fit costs 40–75 µs on a full record on a 2-core machine, by the day
 // (BenchmarkFit) and allocates next to nothing; a caller fits where the
 // answers turn, not on every answer.
 package fit

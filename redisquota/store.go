@@ -35,7 +35,7 @@ type Store struct {
 // Stats counts a Store's commands to Redis, each a round trip (go-redis's
 // own retries of a command aside).
 type Stats struct {
-	Calls  uint64 // commands sent: an EVALSHA per call that reaches Redis, and an EVAL after each NOSCRIPT
+	Calls  uint64 // commands sent: an EVALSHA per call that reaches Redis, an EVAL after each NOSCRIPT, and Warm's SCRIPT LOADs
 	Errors uint64 // commands that failed, NOSCRIPT answers aside
 }
 
