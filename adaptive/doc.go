@@ -73,7 +73,14 @@
 //     gate pauses and one probe seeks the refill. With W unbounded the
 //     probes double their spacing from a round trip (about log2(W/round
 //     trip) throttled probes, whatever W is); once refills bound W, the
-//     next refill lies in a predicted interval and each probe halves it.
+//     next refill lies in a predicted interval and each probe halves it,
+//     but where a window's count measures the quota and Ŵ is a round
+//     length: there the refill comes at a boundary of Ŵ's (whole windows
+//     after a refill placed within the spread of arrivals, else after the
+//     Unix epoch, where servers that count per second or per minute start
+//     theirs), and one probe just before it and one just past it place
+//     it within the spread of arrivals (one throttled past it rules it
+//     out, and the halving goes on).
 //     Each refill k lies in (lo_k, hi_k], between a throttled and a
 //     successful arrival; refills i and k, d windows apart, bound W in
 //     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's

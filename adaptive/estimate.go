@@ -93,14 +93,21 @@ type estimator struct {
 	lastThr  int64
 	predLo   int64 // the refill is predicted after this; 0 if not
 	gap      int64
-	tries    int
-	tests    int    // of the seek probes, how many go at once to test the throttle (see testsFor)
-	thrArr   int64  // the arrival of the throttle tested
-	testSeq  uint64 // the first admission after it
-	pendOK   int64  // answers to requests in flight when it came: successes
-	pendThr  int64  // and throttles
-	gated    bool   // the tests go one at a time, the others held back
-	seekSeq  uint64
+	// The boundary the seek probes (see boundary): where it lies (0 for
+	// none), whether the last probe aimed just before it (else just
+	// past), and whether one just past it was throttled, so that the
+	// refill is not there and the seek halves the interval instead.
+	edge       int64
+	edgeBefore bool
+	edgeOff    bool
+	tries      int
+	tests      int    // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr     int64  // the arrival of the throttle tested
+	testSeq    uint64 // the first admission after it
+	pendOK     int64  // answers to requests in flight when it came: successes
+	pendThr    int64  // and throttles
+	gated      bool   // the tests go one at a time, the others held back
+	seekSeq    uint64
 
 	// The throttle being tested came in slow start, or in a probe above
 	// L̂: if a test contradicts it, slow start or the probe goes on; if
@@ -886,7 +893,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 		// gets through (see confirm).
 		e.coldTest = true
 		e.begin(e.count, 0, a, next, rtt)
-		return e.nextProbe(now, rtt, maxPause), true
+		return e.nextProbe(now, rtt, spread, maxPause), true
 	case e.seeking:
 		e.lastThr = max(e.lastThr, a)
 		if seq < e.seekSeq {
@@ -906,14 +913,14 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 			return u, false
 		}
 		e.seekSeq = next
-		return e.nextProbe(now, rtt, maxPause), true
+		return e.nextProbe(now, rtt, spread, maxPause), true
 	case e.phase == PhaseSettled && e.spanSeq != 0 && seq >= e.spanSeq:
 		if e.spanEnd != 0 && e.strayShare() >= strayRisk {
 			// Where strays are common, one does not fail the probe:
 			// the throttle is tested first (see confirm).
 			e.spanTest = true
 			e.begin(-1, pending, a, next, rtt)
-			return e.nextProbe(now, rtt, maxPause), true
+			return e.nextProbe(now, rtt, spread, maxPause), true
 		}
 		if e.spanEnd != 0 && e.step > 0 && e.counts() && !e.followed {
 			// A ramp's step failed in a window whose count measures
@@ -938,7 +945,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 					e.probeAt, e.probeSeq = now, next
 					e.begin(-1, pending, a, next, rtt)
 				}
-				return e.nextProbe(now, rtt, maxPause), true
+				return e.nextProbe(now, rtt, spread, maxPause), true
 			}
 		}
 		if e.spanEnd != 0 {
@@ -948,7 +955,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 				// refill, sought, places the windows anew and
 				// narrows the bounds. The window held L̂: L̂ stands.
 				e.begin(e.limit, pending, a, next, rtt)
-				return e.nextProbe(now, rtt, maxPause), true
+				return e.nextProbe(now, rtt, spread, maxPause), true
 			}
 			if u > 0 {
 				return u, false
@@ -983,7 +990,7 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 		}
 	}
 	e.begin(spent, pending, a, next, rtt)
-	return e.nextProbe(now, rtt, maxPause), true
+	return e.nextProbe(now, rtt, spread, maxPause), true
 }
 
 // confirm ends the tests of a throttle once they all were throttled too
@@ -1073,6 +1080,7 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.predLo = 0
 	e.chain = e.phase == PhaseMeasuring && e.start != 0 && e.nref > 0
 	e.gap = max(rtt, e.wlo/16, int64(time.Millisecond))
+	e.edge, e.edgeBefore, e.edgeOff = 0, false, false
 	e.spanEnd = 0
 }
 
@@ -1087,12 +1095,14 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // A throttle that may not be the window's end (one below L̂, with no more
 // answers due that could make up the count) is tested at once. Otherwise,
 // with W bounded, the next refill lies in a predicted interval and the
-// probe goes to its middle (a throttled probe halves it); with W bounded
+// probe goes to its middle (a throttled probe halves it), or, where a
+// boundary of the windows counted lies in it (see boundary), just before
+// that boundary and then just past it; with W bounded
 // below only, the first probe goes where the window could end first, then
 // at intervals that double from a sixteenth of that bound (from one round
 // trip with nothing known). A refill that did not come by the predicted
 // end means the model was wrong: the refills are forgotten.
-func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
+func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	switch {
 	case e.tries < e.tests && e.gated:
 		return now + e.lead(rtt) // a test, alone
@@ -1105,9 +1115,32 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 	if b > e.lastThr {
 		e.predLo = a // the refill comes after it, as the model has it
 	}
+	at, before := e.edge, e.edgeBefore
+	if at != 0 && !before && e.lastThr >= at {
+		e.edgeOff = true // throttled just past it: no refill there
+	}
+	e.edge, e.edgeBefore = 0, false
 	var target int64
 	switch {
 	case b > e.lastThr:
+		if c := e.boundary(a, b, spread); c > 0 {
+			// One probe just before the boundary, then one just past
+			// it: the first throttled and the second through place the
+			// refill within the spread of arrivals. A probe's arrival
+			// varies by that spread, and, until the fit found where in
+			// its round trip the server counts a request (see lead), by
+			// as much of the round trip as lies on that side of the
+			// arrival assumed.
+			past, early := spread, spread
+			if !e.delayed {
+				past, early = spread+e.lead(rtt), spread+rtt-e.lead(rtt)
+			}
+			e.edge, target = c, c+past
+			if (at != c || !before) && c-early > a {
+				e.edgeBefore, target = true, c-early
+			}
+			break
+		}
 		target = a + (b-a)/2
 		if b-a < 2*rtt {
 			target = b
@@ -1136,6 +1169,39 @@ func (e *estimator) nextProbe(now, rtt, maxPause int64) int64 {
 		}
 	}
 	return max(target, now+e.lead(rtt))
+}
+
+// boundary returns the boundary in (a, b] (arrival times, Unix ns) where
+// the refill sought comes if the server's windows are the ones the
+// estimator counts by, 0 if none is or the seek ruled it out: where a
+// window's count measures the quota (see counts) and Ŵ is a round length
+// (the fit's grid), one whole number of windows after the newest refill
+// kept, if that refill is placed within four spreads of arrivals, else
+// after the Unix epoch, where servers that count per second or per
+// minute start theirs. Probed from both sides (see nextProbe), the
+// refill is placed in two probes, one of them throttled, where halving
+// the interval the bounds predict takes one probe per halving and places
+// it only as finely as the last interval; and a boundary the windows do
+// not keep is ruled out by one probe throttled past it.
+func (e *estimator) boundary(a, b, spread int64) int64 {
+	if e.edgeOff || !e.counts() || e.win <= 0 {
+		return 0
+	}
+	if r, ok := fit.RoundWindow(time.Duration(e.win), time.Duration(e.win)); !ok || int64(r) != e.win {
+		return 0
+	}
+	from := int64(0)
+	if r := e.ref[(e.nref+maxRefills-1)%maxRefills]; e.nref > 0 && r.hi-r.lo <= 4*spread {
+		from = r.lo + (r.hi-r.lo)/2
+	}
+	c := from + e.win
+	if a >= from {
+		c = from + ((a-from)/e.win+1)*e.win
+	}
+	if c > b {
+		return 0
+	}
+	return c
 }
 
 // predict returns where the first refill not yet due at after lies: in

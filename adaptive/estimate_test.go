@@ -281,3 +281,41 @@ func TestRampBisects(t *testing.T) {
 		}
 	}
 }
+
+// TestSeekProbesBoundary: settled on a fixed 1 s window whose refills
+// place its start loosely (400 ms), the seek for the refill after a
+// throttle probes the boundary of the windows counted, from the Unix
+// epoch: just before it (the spread of arrivals and the share of the round
+// trip that may lie before the arrival assumed), then just past it. A
+// probe throttled past it rules it out, and the seek halves the
+// predicted interval as before. Before, the first probe went to the
+// interval's middle, 100 ms past the refill.
+func TestSeekProbesBoundary(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_700_000_000 * time.Second) // a whole second from the epoch
+	const rtt, spread = 20 * time.Millisecond, 2 * time.Millisecond
+	e := &estimator{phase: PhaseSettled, fixed: true, limit: 50,
+		wlo: 999 * ms, whi: 1001 * ms, win: 1000 * ms, nref: 1}
+	e.ref[0] = refill{n: 1, lo: base + 900*ms, hi: base + 1300*ms}
+	if !e.counts() {
+		t.Fatal("the window's count does not measure the quota")
+	}
+	seek := func(thr int64) int64 {
+		e.lastThr = thr
+		return e.nextProbe(thr, int64(rtt), int64(spread), int64(time.Minute))
+	}
+	e.begin(-1, 0, base+5500*ms, 100, int64(rtt))
+	e.tests = 0
+	edge := base + 6000*ms
+	early, past := int64(spread+rtt/2), int64(spread+rtt/2)
+	if got := seek(base + 5500*ms); got != edge-early {
+		t.Fatalf("first probe at %v past the boundary, want %v", time.Duration(got-edge), -time.Duration(early))
+	}
+	if got := seek(edge - early); got != edge+past {
+		t.Fatalf("after it was throttled, the probe at %v past the boundary, want %v", time.Duration(got-edge), time.Duration(past))
+	}
+	a, b := e.predict(edge + past)
+	if got := seek(edge + past); got != max(a, edge+past)+(b-max(a, edge+past))/2 {
+		t.Errorf("throttled past the boundary too: the probe at %v past it, want the predicted interval's middle", time.Duration(got-edge))
+	}
+}

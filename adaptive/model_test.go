@@ -203,7 +203,7 @@ func TestFollowsQuotaSteps(t *testing.T) {
 // reads one low until the next probe finds it, and halving the ramp's
 // first step left one seed at 39).
 func TestRaiseFoundPaced(t *testing.T) {
-	throttled, followed := stepRuns(t, 20, 40, 20*time.Second)
+	throttled, followed := stepRuns(t, 20, 40, 20*time.Second, 8)
 	if m := median(throttled); m > 10 {
 		t.Errorf("median %v throttled in the 20 s after the step, want ≤ 10", m)
 	}
@@ -221,29 +221,33 @@ func TestRaiseFoundPaced(t *testing.T) {
 // window too: placed within 130-180 ms, the fall sent the learner back to
 // measuring, L̂+1 at once, twice, about 15 throttles each. Over 8 seeds,
 // in the 5 s after the fall: 3 seeds threw 33-34 requests at throttles
-// before, the others 3-5; now every seed 3-5. 7 seeds settle at 20, one
-// at 21 (its count of the first window after the fall read one high, and
-// the throttle a window that it costs since is taken for a stray), the
-// same before and after. The REGRESSION FLOORS: at most 12 throttled on
-// any seed, and 7 of 8 settled at 20.
+// before, the others 3-5; then every seed 3-5. A few seeds end at 21
+// (the count of the first window after the fall read one high, and the
+// throttle a window that it costs since is taken for a stray). Now over
+// 32 seeds, since the seek probes the windows' boundary (see
+// estimator.boundary), which moves each seed's timing: 2-8 throttled
+// (mean 5.7), 29 settled at 20; before it, 3-9 (mean 5.2) and 30 (on 8
+// seeds, 6 and 7). The REGRESSION FLOORS: at most 12 throttled on any
+// seed, and 28 of 32 settled at 20.
 func TestFallFollowedSettled(t *testing.T) {
-	throttled, followed := stepRuns(t, 40, 20, 5*time.Second)
+	const seeds, floor = 32, 28
+	throttled, followed := stepRuns(t, 40, 20, 5*time.Second, seeds)
 	if m := slices.Max(throttled); m > 12 {
 		t.Errorf("a seed threw %v requests at throttles in the 5 s after the fall, want ≤ 12", m)
 	}
-	if followed < 7 {
-		t.Errorf("%d seeds of 8 settled at 20, want ≥ 7", followed)
+	if followed < floor {
+		t.Errorf("%d seeds of %d settled at 20, want ≥ %d", followed, seeds, floor)
 	}
 }
 
 // stepRuns runs 16 callers against a fixed 1 s window of from that steps
-// to to at 15 s, answered in 20 ± 10 ms, on 8 seeds of the fake's jitter,
-// for after past the step. It returns each seed's throttles in that
+// to to at 15 s, answered in 20 ± 10 ms, on seeds seeds of the fake's
+// jitter, for after past the step. It returns each seed's throttles in that
 // stretch, and how many seeds ended settled at to.
-func stepRuns(t *testing.T, from, to int, after time.Duration) (throttled []float64, followed int) {
+func stepRuns(t *testing.T, from, to int, after time.Duration, seeds int) (throttled []float64, followed int) {
 	t.Helper()
 	const stepAt = 15 * time.Second
-	for seed := range uint64(8) {
+	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed ", seed+1), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q := func(l int) []fakecloud.Quota {
