@@ -93,6 +93,14 @@ type estimator struct {
 	lastThr  int64
 	predLo   int64 // the refill is predicted after this; 0 if not
 	gap      int64
+	tries    int
+	tests    int    // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr   int64  // the arrival of the throttle tested
+	testSeq  uint64 // the first admission after it
+	pendOK   int64  // answers to requests in flight when it came: successes
+	pendThr  int64  // and throttles
+	gated    bool   // the tests go one at a time, the others held back
+	seekSeq  uint64
 	// The boundary the seek probes (see boundary): where it lies (0 for
 	// none), whether the last probe aimed just before it (else just
 	// past), and whether one just past it was throttled, so that the
@@ -100,14 +108,6 @@ type estimator struct {
 	edge       int64
 	edgeBefore bool
 	edgeOff    bool
-	tries      int
-	tests      int    // of the seek probes, how many go at once to test the throttle (see testsFor)
-	thrArr     int64  // the arrival of the throttle tested
-	testSeq    uint64 // the first admission after it
-	pendOK     int64  // answers to requests in flight when it came: successes
-	pendThr    int64  // and throttles
-	gated      bool   // the tests go one at a time, the others held back
-	seekSeq    uint64
 
 	// The throttle being tested came in slow start, or in a probe above
 	// L̂: if a test contradicts it, slow start or the probe goes on; if
@@ -1097,11 +1097,11 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // with W bounded, the next refill lies in a predicted interval and the
 // probe goes to its middle (a throttled probe halves it), or, where a
 // boundary of the windows counted lies in it (see boundary), just before
-// that boundary and then just past it; with W bounded
-// below only, the first probe goes where the window could end first, then
-// at intervals that double from a sixteenth of that bound (from one round
-// trip with nothing known). A refill that did not come by the predicted
-// end means the model was wrong: the refills are forgotten.
+// that boundary and then just past it; with W bounded below only, the
+// first probe goes where the window could end first, then at intervals
+// that double from a sixteenth of that bound (from one round trip with
+// nothing known). A refill that did not come by the predicted end means
+// the model was wrong: the refills are forgotten.
 func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	switch {
 	case e.tries < e.tests && e.gated:
