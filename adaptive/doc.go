@@ -73,14 +73,14 @@
 //     gate pauses and one probe seeks the refill. With W unbounded the
 //     probes double their spacing from a round trip (about log2(W/round
 //     trip) throttled probes, whatever W is); once refills bound W, the
-//     next refill lies in a predicted interval and each probe halves it,
-//     but where a window's count measures the quota and Ŵ is a round
-//     length: there the refill comes at a boundary of Ŵ's (whole windows
-//     after a refill placed within the spread of arrivals, else after the
-//     Unix epoch, where servers that count per second or per minute start
-//     theirs), and one probe just before it and one just past it place
-//     it within the spread of arrivals (one throttled past it rules it
-//     out, and the halving goes on).
+//     next refill lies in a predicted interval and each probe halves it.
+//     Where a window's count measures the quota and Ŵ is a round length,
+//     the refill comes at a boundary of Ŵ's instead (whole windows after
+//     a refill placed within the spread of arrivals, else after the Unix
+//     epoch, where servers that count per second or per minute start
+//     theirs): one probe just before it and one just past it place it
+//     within the spread of arrivals (one throttled past it rules it out,
+//     and the halving goes on).
 //     Each refill k lies in (lo_k, hi_k], between a throttled and a
 //     successful arrival; refills i and k, d windows apart, bound W in
 //     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's
@@ -131,19 +131,19 @@
 // that arrived where the window's start is uncertain (a count too high
 // would throttle every window after), is L̂, and the rest of the window
 // waits for its refill; where it left some out, the next probe comes a
-// window on and steps no further than the count with them. So a failed step costs what the pace sends in a
-// round trip before its throttle is heard, and nothing is sent unpaced. A
-// throttle where the window's start is uncertain has its refill sought,
-// which places the windows anew, and the step goes again. Elsewhere (a
-// sliding log's or a bucket's count depends on when it is taken, and a
-// burst there costs a throttle for each request above the pace) once a
-// step fails, the step halves between the level that passed and the one
-// that failed, so a raise of k is found in about 2·log2(k) probes of a
-// window each. But only if the callers kept up the
-// probe's pace (successes of at least 90% of L̂ per window in it): a window
-// that saw L̂ or fewer of ours, because demand fell or a circuit breaker
-// held everyone back, says nothing, and the probe is tried again later. Idle
-// time teaches nothing.
+// window on and steps no further than the count with them. So a failed
+// step costs what the pace sends in a round trip before its throttle is
+// heard, and nothing is sent unpaced. A throttle where the window's start
+// is uncertain has its refill sought, which places the windows anew, and
+// the step goes again. Elsewhere (a sliding log's or a bucket's count
+// depends on when it is taken, and a burst there costs a throttle for
+// each request above the pace) once a step fails, the step halves between
+// the level that passed and the one that failed, so a raise of k is found
+// in about 2·log2(k) probes of a window each. But only if the callers kept
+// up the probe's pace (successes of at least 90% of L̂ per window in it): a
+// window that saw L̂ or fewer of ours, because demand fell or a circuit
+// breaker held everyone back, says nothing, and the probe is tried again
+// later. Idle time teaches nothing.
 //
 // A cap on requests in flight: where strays are common, the learner also
 // counts each answer by its level, how many of our requests were in

@@ -1184,10 +1184,7 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 // it only as finely as the last interval; and a boundary the windows do
 // not keep is ruled out by one probe throttled past it.
 func (e *estimator) boundary(a, b, spread int64) int64 {
-	if e.edgeOff || !e.counts() || e.win <= 0 {
-		return 0
-	}
-	if r, ok := fit.RoundWindow(time.Duration(e.win), time.Duration(e.win)); !ok || int64(r) != e.win {
+	if e.edgeOff || !e.counts() || !(fit.Rule{Kind: fit.Fixed, Window: time.Duration(e.win)}).OnGrid() {
 		return 0
 	}
 	from := int64(0)

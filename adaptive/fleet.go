@@ -69,12 +69,13 @@ func (l *Limiter) relayedSeq(t *Ticket) uint64 {
 // learned pace should hold their requests: its learner learns alone,
 // which needs its own requests to be the only ones the server counts. So
 // in slow start while its callers wait on its cap (without them, the
-// others go on), while a window is measured, while a throttle is tested and its refill
-// sought, while its gate is closed or its probe out, and once settled
-// until the requests its own bucket paced meanwhile have gone. But no
-// hold lasts longer than maxHold or four windows: a learner that cannot
-// settle (a server whose window is no fixed one) starves no follower,
-// which then goes on by its own limiter until this one settles.
+// others go on), while a window is measured, while a throttle is tested
+// and its refill sought, while its gate is closed or its probe out, and
+// once settled until the requests its own bucket paced meanwhile have
+// gone. But no hold lasts longer than maxHold or four windows: a learner
+// that cannot settle (a server whose window is no fixed one) starves no
+// follower, which then goes on by its own limiter until this one
+// settles.
 func (f Fleet) Holding() bool {
 	l := f.l
 	now := time.Now().UnixNano()

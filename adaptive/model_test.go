@@ -197,11 +197,11 @@ func TestFollowsQuotaSteps(t *testing.T) {
 // before, threw 20-24 requests at throttles in the 20 s after the step
 // (median 21); unpaced, earlier still, most of 16 in flight at each
 // window's end. Over 8 seeds of the fake's jitter: 3-8 throttled (median
-// 5.5, the same on 3 runs), and every seed settled at 40. The REGRESSION FLOORS: a
-// median of at most 10 throttled, and 7 seeds of 8 settled at 40 (a
-// count that leaves out a success where the window's start is uncertain
-// reads one low until the next probe finds it, and halving the ramp's
-// first step left one seed at 39).
+// 5.5, the same on 3 runs), and every seed settled at 40. The REGRESSION
+// FLOORS: a median of at most 10 throttled, and 7 seeds of 8 settled at
+// 40 (a count that leaves out a success where the window's start is
+// uncertain reads one low until the next probe finds it, and halving the
+// ramp's first step left one seed at 39).
 func TestRaiseFoundPaced(t *testing.T) {
 	throttled, followed := stepRuns(t, 20, 40, 20*time.Second, 8)
 	if m := median(throttled); m > 10 {

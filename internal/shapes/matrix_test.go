@@ -42,9 +42,10 @@ var pictures = map[string]string{
 // -save FILE keeps each run's figures; -compare FILE runs what FILE holds
 // again on the code at hand and says, figure by figure, whether it got
 // better, worse or stayed within noise (see Compare), and rewrites no
-// docs; with -cell NAME, that cell's runs alone. Otherwise -cell NAME runs that cell once, seeded -seed, and prints it window
-// by window, each client's learner beside: how a cell's run went, for
-// whoever changes the learner. Every run is checked (checkRun); no
+// docs; with -cell NAME, that cell's runs alone. Otherwise -cell NAME
+// runs that cell once, seeded -seed, and prints it window by window,
+// each client's learner beside: how a cell's run went, for whoever
+// changes the learner. Every run is checked (checkRun); no
 // goodput figure is asserted: the table reports them against the goals.
 func TestMatrix(t *testing.T) {
 	cells, opts := matrixRuns(t)
