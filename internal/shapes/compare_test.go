@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/quota"
 )
 
@@ -315,5 +316,42 @@ func TestCompareLeavesOut(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "2 of the comparisons have too few runs") {
 		t.Errorf("one run a side, and the table does not say it is too few:\n%s", out.String())
+	}
+}
+
+// TestSampleOfNoQuota: a cell without a rate quota is judged against the
+// bare transport's run, by the time its calls took or, run for a time, by
+// its calls a second; -compare sees both. It once saw neither for a cell
+// run for a time ("shed 20%, bare 429, 4 callers"), and a change that cut
+// its calls a second to 72% of the bare transport's compared as noise.
+func TestSampleOfNoQuota(t *testing.T) {
+	shed := Cell{Name: "shed", NoQuota: true, Faults: fakecloud.Faults{ShedRate: 0.2}}
+	counted := shed
+	counted.Calls = 100
+	for _, tt := range []struct {
+		name   string
+		row    Row
+		figure string
+		want   float64
+	}{
+		{"run for a time", Row{Result: &Result{Cell: shed, SettledPerSecond: 18}, Bare: &Result{Cell: shed, SettledPerSecond: 24}}, "calls/s ÷ bare transport's (no rate quota)", 0.75},
+		{"a count of calls", Row{Result: &Result{Cell: counted, Took: 3 * time.Second}, Bare: &Result{Cell: counted, Took: 2 * time.Second}}, "time ÷ bare transport's (no rate quota)", 1.5},
+	} {
+		s := SampleOf(Options{Seed: 1}, tt.row)
+		if got, ok := s.Figures[tt.figure]; !ok || math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: %s = %v, %v; want %v (figures %v)", tt.name, tt.figure, got, ok, tt.want, s.Figures)
+		}
+	}
+	// A drop in calls a second is worse, not noise, where every run shows it.
+	runs := func(x float64) []Sample {
+		var ss []Sample
+		for seed := range uint64(8) {
+			ss = append(ss, Sample{Seed: seed + 1, Figures: map[string]float64{"calls/s ÷ bare transport's (no rate quota)": x + float64(seed)/1000}})
+		}
+		return ss
+	}
+	c := Compare(&Saved{Cells: map[string][]Sample{"shed": runs(1)}}, &Saved{Cells: map[string][]Sample{"shed": runs(0.72)}}, 0.05, 1)
+	if len(c.List) != 1 || c.List[0].Verdict != Worse {
+		t.Errorf("calls a second 1.00× → 0.72× of the bare transport's: %+v, want worse", c.List)
 	}
 }

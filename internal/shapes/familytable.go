@@ -24,8 +24,12 @@ type figure struct {
 // draws with a rate quota, their settled goodput, throttled share beyond
 // the server's own shedding, cold-start throttles per client over their
 // budget, and p99 over Little's wait; over the draws without one, the time
-// their calls took over the bare transport's; over every draw, failed
-// calls (beyond the bare transport's where the server sheds).
+// their calls took over the bare transport's (and, over the matrix's cells
+// without one that run for a time rather than a count of calls, the calls
+// a second they made over its); over every draw, failed calls (beyond the
+// bare transport's where the server sheds). -compare judges a change by
+// them, so a goal a cell is held to and no figure here reads is one a
+// change can miss unseen.
 var figures = []figure{
 	{
 		name:   "settled goodput",
@@ -72,6 +76,19 @@ var figures = []figure{
 			return float64(r.Result.Took) / float64(r.Bare.Took), true
 		},
 		goal:   func(r Row) float64 { return orNaN(goalsOf(r.Result.Cell).took) },
+		format: times,
+	},
+	{
+		name: "calls/s ÷ bare transport's (no rate quota)",
+		get: func(r Row) (float64, bool) {
+			c := r.Result.Cell
+			if c.rated() || c.Calls != 0 || r.Bare == nil || r.Bare.SettledPerSecond <= 0 {
+				return 0, false
+			}
+			return r.Result.SettledPerSecond / r.Bare.SettledPerSecond, true
+		},
+		higher: true,
+		goal:   func(r Row) float64 { return orNaN(goalsOf(r.Result.Cell).perSecond) },
 		format: times,
 	},
 	{
