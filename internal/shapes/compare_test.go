@@ -15,6 +15,7 @@ import (
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/quota"
+	"github.com/tollgate-go/tollgate/transport"
 )
 
 var (
@@ -319,15 +320,27 @@ func TestCompareLeavesOut(t *testing.T) {
 	}
 }
 
-// TestSampleOfNoQuota: a cell without a rate quota is judged against the
-// bare transport's run, by the time its calls took or, run for a time, by
-// its calls a second; -compare sees both. It once saw neither for a cell
-// run for a time ("shed 20%, bare 429, 4 callers"), and a change that cut
-// its calls a second to 72% of the bare transport's compared as noise.
-func TestSampleOfNoQuota(t *testing.T) {
+// TestSampleOfGoals: every goal a cell is held to has a figure -save
+// keeps, so -compare sees a change of it. A cell without a rate quota is
+// judged against the bare transport's run, by the time its calls took
+// or, run for a time, by its calls a second; a cell whose callers come in
+// priority classes by Interactive's p99 and Batch's share. -compare once
+// saw neither a timed cell's calls a second nor the classes' goals: a
+// change that cut "shed 20%, bare 429, 4 callers" to 72% of the bare
+// transport's calls a second compared as noise.
+func TestSampleOfGoals(t *testing.T) {
 	shed := Cell{Name: "shed", NoQuota: true, Faults: fakecloud.Faults{ShedRate: 0.2}}
 	counted := shed
 	counted.Calls = 100
+	classed := Cell{Name: "classed", Quota: fakecloud.Quota{Limit: 50, Window: time.Second}, Callers: 68, Interactive: 4}
+	goal := goalsOf(classed).interactiveP99
+	if goal <= 0 {
+		t.Fatalf("%s: no goal for Interactive's p99", classed.Name)
+	}
+	classes := &Result{Cell: classed, Classes: []ClassResult{
+		{Priority: transport.Interactive, P99: 2 * goal, Share: 0.95},
+		{Priority: transport.Batch, P99: time.Minute, Share: 0.05},
+	}}
 	for _, tt := range []struct {
 		name   string
 		row    Row
@@ -336,6 +349,8 @@ func TestSampleOfNoQuota(t *testing.T) {
 	}{
 		{"run for a time", Row{Result: &Result{Cell: shed, SettledPerSecond: 18}, Bare: &Result{Cell: shed, SettledPerSecond: 24}}, "calls/s ÷ bare transport's (no rate quota)", 0.75},
 		{"a count of calls", Row{Result: &Result{Cell: counted, Took: 3 * time.Second}, Bare: &Result{Cell: counted, Took: 2 * time.Second}}, "time ÷ bare transport's (no rate quota)", 1.5},
+		{"interactive", Row{Result: classes}, "interactive p99 ÷ its goal", 2},
+		{"batch", Row{Result: classes}, "batch share", 0.05},
 	} {
 		s := SampleOf(Options{Seed: 1}, tt.row)
 		if got, ok := s.Figures[tt.figure]; !ok || math.Abs(got-tt.want) > 1e-9 {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tollgate-go/tollgate/transport"
 )
 
 // figure is one column of the family's distribution: how to read it off a
@@ -26,10 +28,11 @@ type figure struct {
 // budget, and p99 over Little's wait; over the draws without one, the time
 // their calls took over the bare transport's (and, over the matrix's cells
 // without one that run for a time rather than a count of calls, the calls
-// a second they made over its); over every draw, failed calls (beyond the
-// bare transport's where the server sheds). -compare judges a change by
-// them, so a goal a cell is held to and no figure here reads is one a
-// change can miss unseen.
+// a second they made over its); over the cells whose callers come in
+// priority classes, Interactive's p99 over its goal and Batch's share;
+// over every draw, failed calls (beyond the bare transport's where the
+// server sheds). -compare judges a change by them, so a goal a cell is
+// held to and no figure here reads is one a change can miss unseen.
 var figures = []figure{
 	{
 		name:   "settled goodput",
@@ -92,11 +95,42 @@ var figures = []figure{
 		format: times,
 	},
 	{
+		name: "interactive p99 ÷ its goal",
+		get: func(r Row) (float64, bool) {
+			cr, ok := r.class(transport.Interactive)
+			g := goalsOf(r.Result.Cell).interactiveP99
+			return float64(cr.P99) / float64(g), ok && g > 0 && cr.P99 > 0
+		},
+		goal:   func(Row) float64 { return 1 },
+		format: times,
+	},
+	{
+		name: "batch share",
+		get: func(r Row) (float64, bool) {
+			cr, ok := r.class(transport.Batch)
+			return cr.Share, ok && goalsOf(r.Result.Cell).batchShare > 0
+		},
+		higher: true,
+		goal:   func(r Row) float64 { return orNaN(goalsOf(r.Result.Cell).batchShare) },
+		format: percent,
+	},
+	{
 		name:   "failed calls",
 		get:    func(r Row) (float64, bool) { return float64(failedBeyondBare(r)), true },
 		goal:   func(Row) float64 { return 0 },
 		format: func(x float64) string { return fmt.Sprintf("%.0f", x) },
 	},
+}
+
+// class returns the result of r's callers of priority p, and whether
+// they have one.
+func (r Row) class(p transport.Priority) (ClassResult, bool) {
+	for _, cr := range r.Result.Classes {
+		if cr.Priority == p {
+			return cr, true
+		}
+	}
+	return ClassResult{}, false
 }
 
 // orNaN returns x, or NaN if x is 0: a goal of goals that is not set.
