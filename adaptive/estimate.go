@@ -48,11 +48,123 @@ type refill struct {
 // maxRefills is how many refills the estimator keeps to bound Ŵ.
 const maxRefills = 8
 
-// estimator is the learner's model of a server that says nothing but
-// "throttled": it grants at most L requests per window W, counted where
-// requests arrive. It estimates L̂ and bounds W in (wlo, whi] from refills
-// and the counts between them (see the package doc). Times are arrival
-// times at the server, Unix ns. Limiter.mu guards it.
+// estimator is the learner's state machine (the package doc's phases, in
+// full). Times are arrival times at the server, Unix ns. Limiter.mu
+// guards it.
+//
+// Its model of a server that says nothing but "throttled": it grants at
+// most L requests per window W, counted where requests arrive, and we
+// know neither. It estimates L̂ and bounds W in (Ŵlo, Ŵhi]; the pacer then admits L̂ per Ŵ (the bound, or the round value
+// of 1 s, 2 s, 5 s, 10 s, 15 s, 20 s, 30 s, 1 min ... 1 h it holds: the
+// fit's grid, fit.RoundWindow) plus the spread of arrival delays, evenly.
+// Nothing in it assumes a window's length. The estimates are in Snapshot
+// (LearnedLimit, LearnedWindow, WindowLow, WindowHigh, Phase).
+//
+// The signal is the refill: the first success after a throttle. A fixed
+// window spent by our requests refills when the next window begins, and
+// grants L more. So:
+//
+//   - Cold (PhaseCold): slow start. Four requests in flight, one more per
+//     success while the cap binds (doubling per round trip; one more per
+//     round trip after a stray, below), until the first throttle its tests
+//     confirm: the successes so far are the first L̂. A herd of callers
+//     never hits a fresh tenant at once.
+//   - Testing, after any throttle: a count limit predicts that once a
+//     window is spent every request is throttled until the refill, so the
+//     requests after a throttle test it. One that gets through, in the
+//     same window, shows it was a stray (shedding, a cap on requests in
+//     flight, a request across a window's edge): nothing changes, and the
+//     stray counts in the window. Strays are counted among the answers.
+//     Where they are rare, a throttle below L̂ gets one test, sent alone
+//     (none at L̂, two in slow start); where they are 1% of the answers,
+//     as many as make a run of strays that long rarer than 1%, alone;
+//     where they are also a third of the throttles (a server that
+//     throttles whatever the rate), as many as make a run of throttles
+//     that long rarer than 1e-4, the requests that come anyway, none held
+//     back. Four or more requests in flight with the
+//     throttle, most of them throttled too, show the window spent. Where
+//     the server throttles whatever the rate, a run of strays may still
+//     pass for a window's end; while that is the only end ever seen, a
+//     count that runs past L̂ with nothing throttled but strays shows it
+//     was one, and the estimate is forgotten (the hypothesis test).
+//   - Measuring (PhaseMeasuring), a window at a time: after a throttle the
+//     gate pauses and one probe seeks the refill. With W unbounded the
+//     probes double their spacing from a round trip (about log2(W/round
+//     trip) throttled probes, whatever W is); once refills bound W, the
+//     next refill lies in a predicted interval and each probe halves it.
+//     Where a window's count measures the quota and Ŵ is a round length,
+//     the refill comes at a boundary of Ŵ's instead (whole windows after
+//     a refill placed within the spread of arrivals, else after the Unix
+//     epoch, where servers that count per second or per minute start
+//     theirs): one probe just before it and one just past it place it
+//     within the spread of arrivals (one throttled past it rules it out,
+//     and the halving goes on).
+//     Each refill k lies in (lo_k, hi_k], between a throttled and a
+//     successful arrival; refills i and k, d windows apart, bound W in
+//     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's
+//     budget is L̂ and one more: the count of successes up to its first
+//     throttle is the window's L. One more succeeding means the quota
+//     grew (the budget doubles until a throttle); where nothing bounds the
+//     window, so that the count may run into the next, L̂ more go, the
+//     count unknown, until a throttle ends a window; a window counted
+//     below L̂ twice in a row means it fell (once may be a sliding log or
+//     a bucket still refilling). A request that arrived at the refill's
+//     instant counts in the window it began.
+//   - Settled (PhaseSettled), once a measured window confirmed L̂ and the
+//     bounds on W are tight (1.5%) or hold one round value (or, after six
+//     windows, at the upper bound; after twelve whose refills fit no fixed
+//     window, at the mean time between them): paced evenly
+//     at L̂ per Ŵ. A throttle is tested as above; a window spent at c of
+//     our requests (the window placed by all the refills kept, the
+//     throttle surely in it, however loosely they place its start) sets
+//     L̂ to c, still settled: what the server leaves us at our pace, less
+//     than L̂ where the quota fell or a consumer we cannot see spends part
+//     of it. A throttle in the stretch where the start is uncertain, and
+//     a success right after it, are a window's end and the next one's
+//     refill, which places the windows anew, L̂ standing (a second in a
+//     row, or a count otherwise unknown, and the learner measures again).
+//
+// Probing above L̂, only while callers wait on the pacer: two windows after
+// settling (a quota that just changed may change back), then at least one
+// window and 200 admissions apart per throttle the failed one before cost,
+// so that probing costs about 0.5% of what is sent (a slow tenant, which
+// sends fewer than 200 in MaxPause, probes MaxPause apart at the pace, or
+// one window, at first, so that a raise is found soon, and twice as far
+// apart for each probe failed in a row, up to 200 admissions), one window
+// is paced at L̂+1 per the shortest window the bounds allow, aligned to the
+// predicted window when the phase is known. A confirmed throttle there means
+// the quota is unchanged: the gate pauses to the window's predicted end, and
+// probing an unchanged quota costs about one throttle in 200. Paced per the
+// upper end of bounds that hold no round length (a window off the grid), a
+// throttle late in the window as placed is a window's end like any settled
+// one instead: its refill is sought, placing the windows anew and narrowing
+// the bounds, so that the pace does not drift off the server's windows. If
+// the window goes through, the quota grew, and the probes ramp, paced: L̂
+// grows by what the probe sent above it, at the window the probe was paced
+// at, and the next probe goes at once with its step doubled. Where a
+// window's count measures the quota (a fixed window, the fit's or one the
+// refills pin to a round length or within 1.5%), the step grows to L̂ at
+// once (the pace doubles), and the first step that fails ends the ramp: the
+// count of ours in the window its throttle surely arrived in, less those
+// that arrived where the window's start is uncertain (a count too high
+// would throttle every window after), is L̂, and the rest of the window
+// waits for its refill; where it left some out, the next probe comes a
+// window on and steps no further than the count with them. So a failed
+// step costs what the pace sends in a round trip before its throttle is
+// heard, and nothing is sent unpaced. A throttle where the window's start
+// is uncertain has its refill sought, which places the windows anew, and
+// the step goes again. Elsewhere (a sliding log's or a bucket's count
+// depends on when it is taken, and a burst there costs a throttle for
+// each request above the pace) once a step fails, the step halves between
+// the level that passed and the one that failed, so a raise of k is found
+// in about 2·log2(k) probes of a window each. But only if the callers kept
+// up the probe's pace (successes of at least 90% of L̂ per window in it): a
+// window that saw L̂ or fewer of ours, because demand fell or a circuit
+// breaker held everyone back, says nothing, and the probe is tried again
+// later. Idle time teaches nothing.
+//
+// A Transient answer (e.g. 503) is no quota signal, and in a measured
+// window its request may not have counted, so one more may go.
 type estimator struct {
 	phase    Phase
 	fixed    bool    // settled on a fixed window: the refills bound W, not only space it

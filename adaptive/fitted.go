@@ -12,11 +12,90 @@ import (
 // throttle while the server says no limit, so a tenant never throttled
 // pays nothing for it. Limiter.mu guards it.
 //
-// The fit shows in Snapshot.Fit, beside today's estimator (estimate.go),
-// and paces where it names a fixed window or a sliding log that the
-// record shows right and the estimate wrong (followFit). Where the
-// newest answers show the rule we pace by wrong, the record is cut at
-// the change point (change).
+// The estimator's state machine (estimate.go) is being replaced by the
+// fit, in stages (#35). The record (fit.Record) holds the tenant's newest
+// answers: when each left and came back, how many were in flight,
+// throttled or not; 8 KiB. The Limiter fits the family of server rules to
+// it where the answers turn (a first throttle, a refill), at most once per
+// 32 answers (paced by the fit's fixed window or sliding log, once per
+// window's count: a tenant that sends a few requests a window fits about
+// every window): the rule that explains them best, its score, the best of
+// another kind, and Ô, what someone we cannot see spends (Snapshot.Fit). A
+// fit is replaced by "no quota" only on evidence: not when the record's
+// throttles have scrolled out, nor when a quota explains more of them than
+// no quota does, by less than chance could.
+//
+// The fit paces three members of the family so far, the fixed window on the
+// grid, the sliding log on it or off it, and the token bucket, and only where
+// the record shows the estimator's wrong: when a fit names one, L less Ô
+// per W, that the fit before it named too, with throttles between, and that
+// explains the answers better than L̂ per Ŵ by more than chance
+// (fit.Record.Prefers, each at its own limit; weighed at each fit and, while
+// the estimator is settled, as often between fits), the estimator settles on
+// it (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
+// window's starts (a sliding log's follow our own sends: none is kept), and a
+// request reaches the server where the fit's delay into the round trip puts
+// it, so only that share of the round trip's variation widens the pace. Paced
+// so, a throttle does not send the learner back to measuring, nor does a
+// refill missed where predicted, nor refills that contradict each other: the
+// next fit, which holds those answers, says whether the rule changed. A probe
+// above a fixed window of the fit's sends two more per window, over two
+// windows whatever the fit's phase (one more could fall so that no window of
+// the server's holds it); above a sliding log, over one window, which has no
+// phase. Settled on the fit's window, a higher count is left to the probes: a
+// fit books someone else's spending by its median, which would take from them
+// half the time. A sliding log off the grid is taken as one on it where,
+// besides, the record prefers it to the best fit of another kind by more than
+// chance (a fixed window's bursts, bunched, fit a log shorter than the window
+// too): the fit takes its length from the successes, which bound it from
+// above, and the estimator's own bounds stay loose where refills follow our
+// sends. While the estimator measures, a sliding log that the record prefers
+// so is taken whether or not it beats the estimator's rule, a guess that sends
+// L̂+1 at once each window, which a log holds against the pace for a whole
+// window after. A fixed window off the grid is not yet: early in a record, a
+// scan of the refills' spacing finds a length a few percent off, or a fraction
+// of the window.
+//
+// A token bucket (rate r, D deep) is taken where, besides the above, the
+// record prefers it to the best fit of every other kind too by more than
+// chance: a window's burst at its start, read early, looks like a bucket
+// as deep as the window's count and as fast as the burst. The pace keeps
+// one step under r, as L̂ per Ŵ with L̂ about 100 (one step, 1% of the
+// rate, is the resolution of our goals, not a guess at the server), with
+// no phase. A bucket grants a burst from its depth whatever its rate, so
+// a probe that drains less says nothing: each probe sends, above the
+// pace, twice D, at a step of at least 2 per Ŵ and for at least a Ŵ,
+// within half of what the record holds. Had r been the pace's, it would
+// have run dry, so one that passes proves r above the pace by half its
+// step: L̂ grows by that, and the next probe goes at once, its step
+// doubled. One that fails leaves L̂ and the bucket dry, and the ramp
+// starts again from the smallest step; the throttle that ended it says
+// when the bucket ran dry, and the next fit, whose rate differs from the
+// pace's by more than a step, is taken again. The depth a record shows
+// is only as deep as it saw the bucket drained, so fits are alike by
+// rate alone, and a passing probe proves less where the bucket is deeper
+// than fitted: the ramp, not the fit, climbs that last stretch.
+// Fixed windows off the grid, the cap and no quota pace by the fit in
+// the next stages.
+//
+// A change point cuts the record. It holds minutes of a tenant that
+// sends a few requests a window, and a fit weighs the answers from
+// before a change with those after it, so a quota that fell would be
+// outvoted until they scroll out. Where the pacer follows the fit, each
+// fit first judges the rule it paces by on the newest answers, from the
+// first of the newest runs of throttles the rule does not explain and
+// at least the newest four (fit.Record.Change); the estimator's own rule
+// follows a fall by itself. Where the rule explains them no better than
+// no quota does, by more than chance, a copy cut there is fitted, and
+// the cut is kept where a rule explains the answers since better than
+// the one in force by more than chance: the rule fitted to them, or the
+// one in force at a lower limit (fit.Record.Relimit). A quota changes
+// its limit far more often than its window or kind, and a few answers
+// tell a limit more surely than a window: paced by a sliding log, the
+// pacer takes the same log at the lower limit at once; a rule of
+// another kind is followed as any fit is. A fixed window we pace by
+// follows a fall window by window already, and a bucket's fall is in
+// the fit's rate. A higher limit is the probes' to find.
 type fitted struct {
 	rec   fit.Record
 	fit   fit.Fit

@@ -17,7 +17,8 @@ import (
 )
 
 // The learner's model, held against fakecloud in memory with no headers:
-// each property the package doc states, on fixed windows of any length.
+// each property the estimator's doc (estimate.go) states, on fixed
+// windows of any length.
 
 // modelLatency is the fake's answer time in these tests: 2 ms, as in the
 // shape matrix.
