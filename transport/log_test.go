@@ -209,6 +209,12 @@ func mustRequest(t *testing.T, akid string) *http.Request {
 // TestLogInFlightCap: the cap on requests in flight the learner finds is
 // logged at Info, with the cap: as a change of the quota, or as the
 // throttle's summary when a throttle's answer found it.
+//
+// The learner names the cap within the first 5 s in all but about one
+// run in 700 (3 of 2,000 with -race): there it first takes the load's
+// rhythm for a window of about 100 ms and measures that. This test is
+// about the log, not how soon the cap is found, so the load goes on in
+// 5 s rounds, up to six, until a record shows it.
 func TestLogInFlightCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		buf := new(bytes.Buffer)
@@ -218,19 +224,22 @@ func TestLogInFlightCap(t *testing.T) {
 			Faults: latency,
 		})
 		tr := New(cloud.RoundTripper(), Config{Logger: logs})
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		var l load
-		l.Run(ctx, t, tr, "AKIDcap", workers).Wait()
 		var found bool
-		recs := logtest.Records(t, buf)
-		for _, r := range recs {
-			if r["in_flight_limit"] == 8.0 && r["prev_in_flight_limit"] == 0.0 {
-				found = r["level"] == "INFO" && (r["msg"] == msgQuota || r["msg"] == msgThrottled)
+		var recs []map[string]any
+		for round := 0; round < 6 && !found; round++ {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			var l load
+			l.Run(ctx, t, tr, "AKIDcap", workers).Wait()
+			cancel()
+			recs = logtest.Records(t, buf)
+			for _, r := range recs {
+				if r["in_flight_limit"] == 8.0 && r["prev_in_flight_limit"] == 0.0 {
+					found = r["level"] == "INFO" && (r["msg"] == msgQuota || r["msg"] == msgThrottled)
+				}
 			}
 		}
 		if !found {
-			t.Errorf("no Info record with in_flight_limit 8 (prev 0) in %d", len(recs))
+			t.Errorf("no Info record with in_flight_limit 8 (prev 0) in %d after 30 s", len(recs))
 		}
 	})
 }
