@@ -263,7 +263,8 @@ type estimator struct {
 
 	// depth is the depth of the token bucket the fit named, where the
 	// estimator paces by one (see adoptBucket); 0 otherwise.
-	depth int64
+	depth    int64
+	bucketRT int64 // the round trip when the bucket was adopted, ns (see bucketProbe)
 
 	cwnd  int64 // slow start's cap on requests in flight while cold, less initialWindow
 	grown int64 // successes since the cap last grew by one, after a stray
@@ -1027,9 +1028,13 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 		e.seekSeq = next
 		return e.nextProbe(now, rtt, spread, maxPause), true
 	case e.phase == PhaseSettled && e.spanSeq != 0 && seq >= e.spanSeq:
-		if e.spanEnd != 0 && e.strayShare() >= strayRisk {
+		if e.spanEnd != 0 && e.strayShare() >= strayRisk && e.depth == 0 {
 			// Where strays are common, one does not fail the probe:
-			// the throttle is tested first (see confirm).
+			// the throttle is tested first (see confirm). Not above a
+			// token bucket: it earns a token back within a request or
+			// two at the pace, so a test right after the throttle
+			// passes whether or not the probe drained it, and a
+			// probe that wide would go on for good.
 			e.spanTest = true
 			e.begin(-1, pending, a, next, rtt)
 			return e.nextProbe(now, rtt, spread, maxPause), true

@@ -64,14 +64,18 @@ import (
 // rate, is the resolution of our goals, not a guess at the server), with
 // no phase. A bucket grants a burst from its depth whatever its rate, so
 // a probe that drains less says nothing: each probe sends, above the
-// pace, twice D, at a step of at least 2 per Ŵ and for at least a Ŵ,
-// within half of what the record holds. Had r been the pace's, it would
-// have run dry, so one that passes proves r above the pace by half its
-// step: L̂ grows by that, and the next probe goes at once, its step
-// doubled. One that fails leaves L̂ and the bucket dry, and the ramp
-// starts again from the smallest step; the throttle that ended it says
-// when the bucket ran dry, and the next fit, whose rate differs from the
-// pace's by more than a step, is taken again. The depth a record shows
+// pace, twice D, within half of what the record holds. Had r been the
+// pace's, it would have run dry, so one that passes proves r above the
+// pace by half its step: L̂ grows by that, and the next probe goes at
+// once, its step doubled. One that fails leaves L̂ and the bucket dry,
+// and ends the ramp; the throttle that ended it says when the bucket ran
+// dry, and the next fit, whose rate differs from the pace's by more than
+// a step, is taken again. Out of a ramp, a probe's step opens as wide as
+// a failure costs about one throttle (one request per round trip above
+// the pace, at most the pace again) and halves with each probe failed in
+// a row, then opens again (see bucketProbe): a quota raised fourfold is
+// found in a few probes, where steps from 1% took minutes on a slow
+// bucket. The depth a record shows
 // is only as deep as it saw the bucket drained, so fits are alike by
 // rate alone, and a passing probe proves less where the bucket is deeper
 // than fitted: the ramp, not the fit, climbs that last stretch.
@@ -384,7 +388,7 @@ func (l *Limiter) followBucket(now int64, fresh bool) bool {
 	if ours.Rate <= 0 || !d.rec.Prefers(ours, mine) || !d.rec.Prefers(ours, d.fit.RunnerUp) {
 		return false
 	}
-	e.adoptBucket(ours.Rate, ours.Limit, d.fit.Delay)
+	e.adoptBucket(ours.Rate, ours.Limit, d.fit.Delay, s.rtt)
 	e.schedule(now, l.seq.Load()+1, l.params().maxPause, false)
 	s.fresh = false
 	return true
