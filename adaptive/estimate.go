@@ -54,9 +54,10 @@ const maxRefills = 8
 //
 // Its model of a server that says nothing but "throttled": it grants at
 // most L requests per window W, counted where requests arrive, and we
-// know neither. It estimates L̂ and bounds W in (Ŵlo, Ŵhi]; the pacer then admits L̂ per Ŵ (the bound, or the round value
-// of 1 s, 2 s, 5 s, 10 s, 15 s, 20 s, 30 s, 1 min ... 1 h it holds: the
-// fit's grid, fit.RoundWindow) plus the spread of arrival delays, evenly.
+// know neither. It estimates L̂ and bounds W in (Ŵlo, Ŵhi]; the pacer
+// then admits L̂ per Ŵ (the bound, or the round value of 1 s, 2 s, 5 s,
+// 10 s, 15 s, 20 s, 30 s, 1 min ... 1 h it holds: the fit's grid,
+// fit.RoundWindow) plus the spread of arrival delays, evenly.
 // Nothing in it assumes a window's length. The estimates are in Snapshot
 // (LearnedLimit, LearnedWindow, WindowLow, WindowHigh, Phase).
 //
