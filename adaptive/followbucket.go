@@ -32,11 +32,11 @@ func (e *estimator) adoptBucket(rate float64, depth int64, delay float64, rtt in
 // the depth passes and says nothing: the probe lasts until it has sent
 // twice the depth over the pace at its step, and at least a Ŵ, a
 // hundred requests at the pace (a bucket the fit named where the server
-// keeps a long window would pass short probes, and a ramp of them
-// would run away from it). The fit then sees the whole
-// probe, and the stretch at the pace before it: one that passed raises
-// the rate's lower bound, and the throttle that ends one that failed
-// says when the bucket ran dry, which, with the depth, is the rate.
+// keeps a long window would pass short probes, and a ramp of them would
+// run away from it). The fit then sees the whole probe, and the stretch
+// at the pace before it: one that passed raises the rate's lower bound,
+// and the throttle that ends one that failed says when the bucket ran
+// dry, which, with the depth, is the rate.
 //
 // In a ramp (see raise) the step is the ramp's. Out of one, it opens as
 // wide as a failed probe allows: what the bucket refuses above its rate
@@ -51,7 +51,7 @@ func (e *estimator) adoptBucket(rate float64, depth int64, delay float64, rtt in
 func (e *estimator) bucketProbe() (step, span int64) {
 	least := max(ceilDiv(4*e.depth*e.limit, fit.Size), 2)
 	if step = e.step; step == 0 {
-		open := max(min(e.limit, e.win/max(e.bucketRT, 1)), least)
+		open := max(min(e.limit, e.win/e.bucketRT), least) // bucketRT ≥ 1: see adoptBucket
 		step = open >> (e.fails % bits.Len64(uint64(open/least)))
 	}
 	step = min(max(step, least), e.limit)

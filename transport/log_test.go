@@ -213,9 +213,9 @@ func mustRequest(t *testing.T, akid string) *http.Request {
 // The learner names the cap within the first 5 s in all but about one
 // run in 500 (2 of 900 runs with -race, and 2 more in a longer run):
 // there it first takes the load's rhythm for a window of about 100 ms
-// and measures that. This test is
-// about the log, not how soon the cap is found, so the load goes on in
-// 5 s rounds, up to six, until a record shows it.
+// and measures that. This test is about the log, not how soon the cap
+// is found, so the load goes on in 5 s rounds, up to six, until a record
+// shows it.
 func TestLogInFlightCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		buf := new(bytes.Buffer)
