@@ -104,10 +104,16 @@ const maxRefills = 8
 //     successful arrival; refills i and k, d windows apart, bound W in
 //     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's
 //     budget is L̂ and one more: the count of successes up to its first
-//     throttle is the window's L. One more succeeding means the quota
-//     grew (the budget doubles until a throttle); where nothing bounds the
-//     window, so that the count may run into the next, L̂ more go, the
-//     count unknown, until a throttle ends a window; a window counted
+//     throttle is the window's L. The budget holds until the window could
+//     end: past W's lower bound and past the stretch the window before
+//     outlasted, from the throttle that began the seek to the refill it
+//     found, which bounds W from below before two refills do (held for
+//     four round trips, it let callers that had spent it send about 24
+//     more on a 10 s window before the throttle of the one above L̂ was
+//     heard). One more succeeding means the quota grew (the budget
+//     doubles until a throttle); where nothing bounds the window, so
+//     that the count may run into the next, L̂ more go, the count
+//     unknown, until a throttle ends a window; a window counted
 //     below L̂ twice in a row means it fell (once may be a sliding log or
 //     a bucket still refilling). A request that arrived at the refill's
 //     instant counts in the window it began.
@@ -221,6 +227,10 @@ type estimator struct {
 	edge       int64
 	edgeBefore bool
 	edgeOff    bool
+	// outlast: the window spent at the last seek's throttle (thrArr)
+	// lasted until the refill the seek found, so W is longer than the
+	// stretch between them (see success); 0 if none was found.
+	outlast int64
 
 	// The throttle being tested came in slow start, or in a probe above
 	// L̂: if a test contradicts it, slow start or the probe goes on; if
@@ -376,6 +386,8 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		}
 	}
 	wlo, whi, win := e.wlo, e.whi, e.win
+	// The window spent at the seek's first throttle lasted until now.
+	e.outlast = max(max(e.lastThr, e.predLo)-spread-e.thrArr, 0)
 	e.found(max(e.lastThr, e.predLo)-spread, a+spread)
 	if e.followed && e.win == 0 {
 		// The refills kept contradict each other: the fit's window stands

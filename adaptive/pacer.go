@@ -54,11 +54,13 @@ func (l *Limiter) recompute(now int64) (big bool) {
 		case PhaseMeasuring:
 			// At most the window's budget until the window could end (the
 			// gate holds the rest back until the next refill), unpaced
-			// unless a rule paces.
+			// unless a rule paces: past W's lower bound and past the
+			// stretch the window before outlasted (see
+			// estimator.outlast), at least four round trips.
 			src, wlim, wlen = SourceLearned, 0, 0
 			if e.start != 0 {
 				wlim = e.budget
-				wlen = time.Duration(max(e.wlo-l.spread(), 4*s.rtt, int64(time.Millisecond)))
+				wlen = time.Duration(max(max(e.wlo, e.outlast)-l.spread(), 4*s.rtt, int64(time.Millisecond)))
 				fresh = s.fresh
 			}
 		case PhaseSettled:
