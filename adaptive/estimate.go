@@ -108,14 +108,14 @@ const maxRefills = 8
 //     end: past W's lower bound and past the stretch the window before
 //     outlasted, from the throttle that began the seek to the refill it
 //     found, which bounds W from below before two refills do (held for
-//     four round trips, it let callers that had spent it send about 24
-//     more on a 10 s window before the throttle of the one above L̂ was
-//     heard). One more succeeding means the quota grew (the budget
-//     doubles until a throttle); where nothing bounds the window, so
-//     that the count may run into the next, L̂ more go, the count
-//     unknown, until a throttle ends a window; a window counted
-//     below L̂ twice in a row means it fell (once may be a sliding log or
-//     a bucket still refilling). A request that arrived at the refill's
+//     four round trips, it let 32 callers send about 24 more in the first
+//     window measured of 200 per 10 s, before the throttle of the one
+//     above L̂ was heard). One more succeeding means the quota grew (the
+//     budget doubles until a throttle); where nothing bounds the window,
+//     so that the count may run into the next, L̂ more go, the count
+//     unknown, until a throttle ends a window; a window counted below L̂
+//     twice in a row means it fell (once may be a sliding log or a
+//     bucket still refilling). A request that arrived at the refill's
 //     instant counts in the window it began.
 //   - Settled (PhaseSettled), once a measured window confirmed L̂ and the
 //     bounds on W are tight (1.5%) or hold one round value (or, after six
