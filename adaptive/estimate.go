@@ -126,10 +126,14 @@ const maxRefills = 8
 //     throttle surely in it, however loosely they place its start) sets
 //     L̂ to c, still settled: what the server leaves us at our pace, less
 //     than L̂ where the quota fell or a consumer we cannot see spends part
-//     of it. A throttle in the stretch where the start is uncertain, and
-//     a success right after it, are a window's end and the next one's
-//     refill, which places the windows anew, L̂ standing (a second in a
-//     row, or a count otherwise unknown, and the learner measures again).
+//     of it. A throttle in the stretch where the next window's start is
+//     uncertain, none of ours through in that window yet, ends the window
+//     counted: at c below L̂, L̂ is c (paced at one above the quota, the
+//     one above comes last in a window, just there, every window); at L̂,
+//     it and a success right after it are a window's end and the next
+//     one's refill, which places the windows anew, L̂ standing (a second
+//     in a row, or a count otherwise unknown, and the learner measures
+//     again).
 //
 // Probing above L̂, only while callers wait on the pacer: two windows after
 // settling (a quota that just changed may change back), then at least one
@@ -1116,6 +1120,12 @@ func (e *estimator) throttle(now, a int64, seq, next uint64, pending, rtt, sprea
 			// from that stretch is too high, cuts L̂ too little, and
 			// the next window cuts it again. (Measuring again instead
 			// sends L̂+1 at once.)
+			spent = e.count
+		} else if ok && from > e.curFrom && from-e.curFrom <= e.win+unsure && a-from <= unsure+spread && e.count < e.limit {
+			// Where the next window's start is uncertain, with none of
+			// ours through in it yet: the end of the window counted,
+			// spent below L̂. Paced at one above the quota, the one
+			// above comes last in a window, just there, every window.
 			spent = e.count
 		}
 	}

@@ -263,10 +263,16 @@ func TestRaiseFoundPaced(t *testing.T) {
 // 32 seeds, since the seek probes the windows' boundary (see
 // estimator.boundary), which moves each seed's timing: 2-8 throttled
 // (mean 5.7), 29 settled at 20; before it, 3-9 (mean 5.2) and 30 (on 8
-// seeds, 6 and 7). The REGRESSION FLOORS: at most 12 throttled on any
-// seed, and 28 of 32 settled at 20.
+// seeds, 6 and 7). The 3 seeds that ended at 21 did so because at 21
+// per 1 s the 21st came last in each window, its throttle fell where the
+// next window's start is uncertain, and it was taken for a window's end
+// with L̂ standing; it now ends the window counted, at 20 (see
+// estimator.throttle): 2-7 throttled (mean 5.5), all 32 settled at 20,
+// alike in 3 runs and under -race. The REGRESSION FLOORS: at most 12
+// throttled on any seed, and 31 of 32 settled at 20 (a seed's margin for
+// the order in which the bubble runs its goroutines).
 func TestFallFollowedSettled(t *testing.T) {
-	const seeds, floor = 32, 28
+	const seeds, floor = 32, 31
 	throttled, followed := stepRuns(t, 40, 20, 5*time.Second, seeds)
 	if m := slices.Max(throttled); m > 12 {
 		t.Errorf("a seed threw %v requests at throttles in the 5 s after the fall, want ≤ 12", m)
