@@ -67,7 +67,8 @@
 //
 // A Transient answer (e.g. 503) is no quota signal. A retry hint pauses
 // the tenant once the tenant's hints have shown that they predict
-// throttles (tested, then trusted).
+// throttles (tested, then trusted), and a hint the tenant pauses for
+// bounds the learner's own pause: the server said when to come back.
 //
 // # Admission
 //

@@ -106,14 +106,19 @@ func (l *Limiter) observe(o quota.Observation, t *Ticket) {
 		learned = l.learning() && s.e != nil && s.e.transient()
 	default:
 		l.readHeaders(&o, now, t)
+		// A pause the server said, where the tenant takes it, bounds the
+		// learner's own: a seek whose probes have spread out asks again
+		// when the server said to, not when its next probe was due.
+		said := now + p.maxPause
 		if u, short := l.pauseUntil(&o, t); u > now || short {
-			wake = l.pause(now, min(max(u, now), now+p.maxPause), true, false) || wake
+			said = min(max(u, now), said)
+			wake = l.pause(now, said, true, false) || wake
 		}
 		if o.Throttled {
 			u, probe, changed := l.learnThrottle(now, t)
 			learned = changed
 			if u > 0 {
-				wake = l.pause(now, min(u, now+p.maxPause), probe, true) || wake
+				wake = l.pause(now, min(u, said), probe, true) || wake
 			}
 			if (u == 0 || !probe) && t != nil && t.probe != 0 && l.g.release(t.probe) {
 				wake = true // a throttled probe without a new one asked for: probe again

@@ -129,3 +129,54 @@ func TestPauseNeverHastens(t *testing.T) {
 		t.Fatal("refused at 1 s, when the pace and the pause allow it")
 	}
 }
+
+// TestLearnerPauseWithinHint: a server's retry hint bounds the learner's
+// own pause. Seeking the end of a window it found spent, the learner
+// spaces its probes out, twice as far each time one is throttled; a
+// throttle whose hint says to come back sooner than the learner's next
+// probe would is taken at its word, and the tenant pauses until the hint
+// ends, not past it.
+func TestLearnerPauseWithinHint(t *testing.T) {
+	l := New(Config{})
+	now := ms(0)
+	for range 8 { // slow start, answered in 10 ms
+		tk, admitted := l.ReserveAt(now)
+		if !admitted {
+			t.Fatalf("at %v: refused in slow start", now.Sub(t0))
+		}
+		now = now.Add(10 * time.Millisecond)
+		tk.Done(ok(now))
+	}
+	next := func() Ticket {
+		t.Helper()
+		if u := l.Snapshot().PauseUntil; u.After(now) {
+			now = u
+		}
+		for range 100 {
+			if tk, admitted := l.ReserveAt(now); admitted {
+				return tk
+			}
+			now = now.Add(time.Millisecond)
+		}
+		t.Fatalf("nothing admitted by %v", now.Sub(t0))
+		return Ticket{}
+	}
+	var gap time.Duration
+	for gap < time.Second {
+		tk := next()
+		now = now.Add(10 * time.Millisecond)
+		tk.Done(throttled(now))
+		if gap = l.Snapshot().PauseUntil.Sub(now); now.Sub(t0) > time.Minute {
+			t.Fatalf("the learner's pause grew to %v only in a minute", gap)
+		}
+	}
+	tk := next()
+	now = now.Add(10 * time.Millisecond)
+	o := throttled(now)
+	o.Known, o.RetryAfter = quota.FieldRetryAfter, 300*time.Millisecond
+	tk.Done(o)
+	if got, want := l.Snapshot().PauseUntil, now.Add(300*time.Millisecond); got.After(want) {
+		t.Errorf("after a pause of %v, a throttle at %v that said 300 ms paused until %v: past the hint by %v",
+			gap, now.Sub(t0), got.Sub(t0), got.Sub(want))
+	}
+}
