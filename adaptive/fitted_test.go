@@ -228,26 +228,32 @@ func TestFitFollowsSlidingWhileMeasuring(t *testing.T) {
 }
 
 // TestFitPacesOffGridSliding: against sliding logs of 27 in any 1.4 s
-// and any 3.3 s, lengths off the grid, 32 callers from a cold start on 4
+// and any 3.3 s, lengths off the grid, 32 callers from a cold start on 8
 // seeds each (answers 10–40 ms late), measured from 20 windows to 60.
 // The estimator's own bounds stay loose on a sliding log (its refills
 // follow our sends), and it snapped them to a round length, or the fit
-// named a fixed window of 27 per 1 s and paced by it: on 4 of the 8 runs
-// 6.5–12.6% of the requests were throttled, and 2 more ran at 83–89% of
-// the quota. The fit now takes a sliding log's length from the successes
-// (the longest they allow) and paces by it: unloaded, 8 of 8 runs reach
-// ≥ 94% of the quota, at most 3% throttled. Under -race with the CPUs
-// busy, over 20 runs, 6–8 runs of 8 did, and 0 or 1 throttled more than
-// 5%: the order in which the bubble runs its goroutines, which the seeds
-// do not fix, sometimes still lets the fit name fixed 27 per 1 s for a
-// while, or a bucket with bursts. The regression floors leave a run's
-// margin on each: at least 5 runs good, at most 2 above 5% throttled.
+// named a fixed window of 27 per 1 s and paced by it: on 4 seeds a
+// length, 4 of the 8 runs threw 6.5–12.6% of their requests at
+// throttles, and 2 more ran at 83–89% of the quota. The fit now takes a sliding log's length
+// from the successes (the longest they allow) and paces by it.
+//
+// The order in which the bubble runs its goroutines, which the seeds do
+// not fix, sometimes still lets the fit name a fixed window (27 per 1 s,
+// 39 per 5 s) for good, or a bucket with bursts. Under -race beside two
+// other race-built test binaries, over 20 runs, 11–15 of the 16 runs
+// reached ≥ 94% of the quota (mean 12.7; 3.3 s seeds 6 and 7 failed in
+// 20 and 19 of them, 1.4 s seed 1 in 14, 3.3 s seeds 1 and 5 in 6, the
+// rest at most once), and none throttled more than 5%. A clean clone's
+// CI, loaded, had 4 of the first 4 seeds' 8 runs fail, two of them on
+// seeds that fail at most once here, and so broke the floor of 5 those
+// 8 runs had. The regression floors leave that spread its margin: at
+// least 10 runs good, at most 3 above 5% throttled.
 func TestFitPacesOffGridSliding(t *testing.T) {
-	const goodFloor, overCeiling = 5, 2
+	const goodFloor, overCeiling = 10, 3
 	good, over, runs := 0, 0, 0
 	for _, w := range []time.Duration{1400 * time.Millisecond, 3300 * time.Millisecond} {
 		q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 27, Window: w}
-		for seed := range uint64(4) {
+		for seed := range uint64(8) {
 			s, sn := seededRun(t, q, simLatency, seed+1, 20*w, 60*w)
 			runs++
 			ok := s.goodput() >= 0.94
