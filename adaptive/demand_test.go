@@ -2,12 +2,15 @@ package adaptive
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
+	"github.com/tollgate-go/tollgate/quota"
 )
 
 // TestProbeNeedsDemand settles a tenant on a 50/s quota with 32 callers,
@@ -58,4 +61,92 @@ func TestProbeNeedsDemand(t *testing.T) {
 			t.Errorf("%d throttles when the callers came back, want ≤ 5", th1-th0)
 		}
 	})
+}
+
+// TestProbeNeedsMoreThanLimit: a tenant settled on 20 per 500 ms (40/s) by 16
+// callers is left to callers that send 39 a second between them, on a
+// clock of their own, for 30 s, on 6 seeds of the fake. A probe's span
+// all got through, and its callers sent more than 90% of L̂ per window,
+// which was once enough for it to tell: at 98% of the quota, L̂ rose
+// with each probe (on 2 of the 6 seeds to 21 per 484 ms and 21 per
+// 496 ms, 43.4/s and 42.3/s, 9 and 13 throttles in the 5 s after the 16
+// came back). It is what a real-time test saw with its CPUs starved: the
+// callers lagged the pacer, L̂ climbed to 20 per 300 ms, and 17% of the
+// requests were throttled. Only a span in which more than L̂ per window
+// went through raises L̂: the estimate never passes what was sent.
+func TestProbeNeedsMoreThanLimit(t *testing.T) {
+	const limit, window = 20, 500 * time.Millisecond
+	quotaRate := float64(limit) / window.Seconds()
+	for seed := range uint64(6) {
+		synctest.Test(t, func(t *testing.T) {
+			cloud := fakecloud.New(fakecloud.Config{Seed: seed + 1,
+				Quotas: []fakecloud.Quota{{API: simAction, Limit: limit, Window: window}},
+				Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+			})
+			lim := New(Config{})
+			var wg sync.WaitGroup
+			heavy, stop := context.WithTimeout(t.Context(), 8*time.Second)
+			defer stop()
+			simClient(heavy, t, &wg, lim, cloud.RoundTripper(), "AK1", 16)
+			wg.Wait()
+			before := lim.Snapshot()
+			light, stop2 := context.WithTimeout(t.Context(), 30*time.Second)
+			defer stop2()
+			tickedClient(light, &wg, lim, cloud.RoundTripper(), 4, 4*time.Second/39)
+			wg.Wait()
+			after := lim.Snapshot()
+			m := simMeter{cloud, "AK1"}
+			_, th0 := m.counts()
+			again, stop3 := context.WithTimeout(t.Context(), 5*time.Second)
+			defer stop3()
+			simClient(again, t, &wg, lim, cloud.RoundTripper(), "AK1", 16)
+			wg.Wait()
+			_, th1 := m.counts()
+			t.Logf("seed %d: %d per %v at 8 s; %d per %v (%.1f/s) after 30 s at 39/s; %d throttles in the 5 s after",
+				seed+1, before.LearnedLimit, before.LearnedWindow, after.LearnedLimit, after.LearnedWindow, after.Learned, th1-th0)
+			if after.Learned > quotaRate*1.01 {
+				t.Errorf("seed %d: learned %.1f/s (%d per %v) from callers that sent 39/s, above the quota's %.0f/s",
+					seed+1, after.Learned, after.LearnedLimit, after.LearnedWindow, quotaRate)
+			}
+		})
+	}
+}
+
+// tickedClient runs workers callers through lim that each send one
+// request every interval on a clock of their own (their demand, open
+// loop, whatever the pacer allows), until ctx ends.
+func tickedClient(ctx context.Context, wg *sync.WaitGroup, lim *Limiter, rt http.RoundTripper, workers int, every time.Duration) {
+	var parser quota.Parser
+	for w := range workers {
+		wg.Go(func() {
+			time.Sleep(every * time.Duration(w) / time.Duration(workers))
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				tk, err := lim.Wait(ctx)
+				if err != nil {
+					return
+				}
+				req, err := fakecloud.NewRequest(ctx, simEndpoint, "AK1", simAction)
+				if err != nil {
+					tk.Cancel()
+					return
+				}
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					tk.Done(quota.Observation{At: time.Now(), Transient: true})
+					continue
+				}
+				obs := parser.Parse(resp, time.Now())
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				tk.Done(obs)
+			}
+		})
+	}
 }

@@ -544,13 +544,6 @@ func (e *estimator) windowOf(a int64) (from, unsure int64, ok bool) {
 	return lo, hi - lo, true
 }
 
-// spanKept is the share of L̂ per window that the successes admitted in a
-// probe's span must reach for its verdict to count: the span paces L̂+1
-// per window, and callers that kept up with it send about that; at 80% of
-// L̂ (a single caller, or a breaker that held everyone back) no window saw
-// more than L̂.
-const spanKept = 0.9
-
 // minProbeGap is how many admissions, at least, separate two probes above
 // L̂ per throttle the last failed one cost: probing an unchanged quota
 // costs about 1/minProbeGap (0.5%) of what is sent, half the goal's 1%.
@@ -633,11 +626,15 @@ func (e *estimator) probe(now, at int64, next uint64, demand bool, spread, late,
 	}
 	switch {
 	case e.spanEnd != 0 && at >= e.spanEnd+late:
-		// The span tells only if the callers kept up its pace: with
-		// fewer successes in it than L̂ per window (demand fell, or a
-		// circuit breaker held everyone back), no window need have seen
-		// more than L̂, and all of them getting through says nothing.
-		kept := float64(e.spanN) >= spanKept*float64(e.limit)*float64(e.spanEnd-e.spanAt)/float64(max(e.win, 1))
+		// The span tells only if more than L̂ per window went through
+		// in it, per the shortest window the bounds allow where the
+		// probe paces by it (see paceAt): with fewer (demand fell to
+		// about the quota, a circuit breaker held everyone back, the
+		// callers' own CPU lagged), no window need have seen more than
+		// L̂, and all of them getting through says nothing. Raised on
+		// it, L̂ would climb with each probe above a quota the callers
+		// never reached.
+		kept := float64(e.spanN) > float64(e.limit)*float64(e.spanEnd-e.spanAt)/float64(max(e.probeWin(), 1))
 		e.spanEnd = 0
 		if next-e.spanSeq <= uint64(e.limit) || !kept {
 			// Too few were sent to tell: try again later.
@@ -1393,12 +1390,19 @@ func (e *estimator) paceAt(at, spread int64) (limit, win int64) {
 	case e.followed:
 		limit, win = limit+max(e.step, 1)+1, e.win
 	default:
-		limit, win = limit+max(e.step, 1), e.win
-		if e.wlo > 0 {
-			win = min(e.wlo, win)
-		}
+		limit, win = limit+max(e.step, 1), e.probeWin()
 	}
 	return limit, win
+}
+
+// probeWin returns the window a probe above L̂ paces by (see paceAt): the
+// shortest the bounds allow, unless the fit's window is followed or a
+// bucket's depth paces.
+func (e *estimator) probeWin() int64 {
+	if e.depth == 0 && !e.followed && e.wlo > 0 {
+		return min(e.wlo, e.win)
+	}
+	return e.win
 }
 
 // pace returns what the learner paces at: L̂ per ŵ (Ŵ plus the spread of
