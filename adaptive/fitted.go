@@ -318,15 +318,24 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	switch {
 	case b.Kind == fit.Bucket:
 		return l.followBucket(now, fresh)
-	case b.Kind != fit.Fixed && b.Kind != fit.Sliding || b.Kind == fit.Fixed && !b.OnGrid():
+	case b.Kind != fit.Fixed && b.Kind != fit.Sliding:
 		return false
 	}
 	ours := ours(d.fit)
 	mine := e.rule()
+	pace := ours
+	if b.Kind == fit.Fixed && !b.OnGrid() {
+		// A fixed window off the grid is judged as named, and paced
+		// as the most restrictive rule near it: a sliding log of its
+		// limit per its window, which no fixed window of that length
+		// holds more of, wherever it begins. (The estimator keeps
+		// the phases of windows on the grid only.)
+		pace.Kind, pace.Start = fit.Sliding, time.Time{}
+	}
 	switch {
 	case ours.Limit < 1:
 		return false
-	case e.phase == PhaseSettled && ours.Kind == mine.Kind && ours.Window == mine.Window && (ours.Limit >= mine.Limit || !fresh):
+	case e.phase == PhaseSettled && pace.Kind == mine.Kind && pace.Window == mine.Window && (pace.Limit >= mine.Limit || !fresh):
 		// Settled on the fit's window, the estimator's count is what
 		// the server left us lately (or the fit's own); a higher one is
 		// for its probes to find, paced, not for a fit that books
@@ -349,7 +358,7 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	case !d.rec.Prefers(ours, mine):
 		return false
 	}
-	l.adopt(ours, now)
+	l.adopt(pace, now)
 	return true
 }
 
