@@ -2,6 +2,8 @@ package redisquota_test
 
 import (
 	"context"
+	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,12 +32,20 @@ var fleetSalt = []byte("e2e-fleet-salt")
 // Redis at addr and its own Store.
 func newFleet(t *testing.T, cloud *fakecloud.Cloud, addr string, n int) ([]*transport.Transport, []*redisquota.Store) {
 	t.Helper()
+	return newFleetWith(t, cloud, addr, n, redisquota.Config{})
+}
+
+// newFleetWith is newFleet with the stores configured by cfg (its Client
+// is each Transport's own).
+func newFleetWith(t *testing.T, cloud *fakecloud.Cloud, addr string, n int, cfg redisquota.Config) ([]*transport.Transport, []*redisquota.Store) {
+	t.Helper()
 	trs := make([]*transport.Transport, n)
 	stores := make([]*redisquota.Store, n)
 	for i := range n {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
-		s, err := redisquota.New(redisquota.Config{Client: rdb})
+		cfg.Client = rdb
+		s, err := redisquota.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,6 +247,19 @@ func TestColdProcessJoins(t *testing.T) {
 // TestLearnedOutlivesProcess: a process learns a quota the server does not
 // say, and stops; one started later reads what it learned from Redis and
 // paces at it from its first request, without slow start's throttles.
+//
+// What the first process learns is the adaptive package's concern: with
+// the CPUs starved (this test beside the race-built shapes and adaptive
+// tests), its fit sometimes names a sliding log shorter than the window
+// while it measures (20 per 346–370 ms in 3 runs of 16), the learner
+// settles on it and publishes it, and mends it seconds later. (A clean
+// clone's CI once failed here so; before adaptive left a rule the record
+// showed wrong, it was not mended in 20 s.) So the first process runs
+// until what Redis keeps holds the quota (within it, and no more than
+// 20% under it), for at most 20 s: 16 of 16 runs did so loaded. The
+// stores wait up to a second for Redis, not 50 ms: a starved process
+// whose first call to the store timed out started cold (46 throttles in
+// one run of 12), which TestFleetStoreDown covers.
 func TestLearnedOutlivesProcess(t *testing.T) {
 	srv := redistest.Start(t)
 	const limit, window = 20, 500 * time.Millisecond
@@ -246,29 +269,53 @@ func TestLearnedOutlivesProcess(t *testing.T) {
 	})
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	learned := func() []string { return rdb.Keys(t.Context(), "*:learned").Val() }
+	rate := float64(limit) / window.Seconds()
+	// kept returns what Redis keeps as learned, and whether it holds the
+	// quota.
+	kept := func() (map[string]string, bool) {
+		keys := rdb.Keys(t.Context(), "*:learned").Val()
+		if len(keys) == 0 {
+			return nil, false
+		}
+		h := rdb.HGetAll(t.Context(), keys[0]).Val()
+		l, _ := strconv.ParseFloat(h["l"], 64)
+		w, _ := strconv.ParseFloat(h["w"], 64) // µs
+		r := l / w * 1e6
+		return h, w > 0 && r <= rate && r >= 0.8*rate
+	}
+	slow := redisquota.Config{Timeout: time.Second}
 
-	first, _ := newFleet(t, cloud, srv.Addr(), 1)
+	first, _ := newFleetWith(t, cloud, srv.Addr(), 1, slow)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	var l loadtest.Load
 	wg := l.Run(ctx, t, first[0], "AK1", 16)
-	for ctx.Err() == nil && len(learned()) == 0 {
+	var was map[string]string
+	for ctx.Err() == nil {
+		h, ok := kept()
+		if ok {
+			break
+		}
+		if h != nil && !maps.Equal(h, was) {
+			t.Logf("the first process published %v, not within the quota (%.0f/s)", h, rate)
+			was = h
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
 	wg.Wait()
-	if len(learned()) == 0 {
-		t.Fatalf("the first process published nothing in 20 s: %d ok, %d throttled", l.OK.Load(), l.Throttled.Load())
+	if _, ok := kept(); !ok {
+		t.Fatalf("the first process published nothing within the quota in 20 s: %d ok, %d throttled", l.OK.Load(), l.Throttled.Load())
 	}
 	var est adaptive.Estimate
 	first[0].Range(func(_ quota.Key, lim *adaptive.Limiter) bool {
 		est, _ = lim.Fleet().Learned()
 		return false
 	})
-	t.Logf("learned %+v; Redis keeps %v", est, rdb.HGetAll(t.Context(), learned()[0]).Val())
+	h, _ := kept()
+	t.Logf("learned %+v; Redis keeps %v", est, h)
 	time.Sleep(time.Second) // the process is gone, its lease and its pace too
 
-	second, _ := newFleet(t, cloud, srv.Addr(), 1)
+	second, _ := newFleetWith(t, cloud, srv.Addr(), 1, slow)
 	m := loadtest.NewMeter(cloud, "")
 	ctx, cancel = context.WithTimeout(t.Context(), 4*window)
 	defer cancel()
