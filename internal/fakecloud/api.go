@@ -9,6 +9,9 @@ import (
 // serveAPI answers an OpenAPI request: identity, timestamp, nonce, faults,
 // quota, answer.
 func (c *Cloud) serveAPI(w http.ResponseWriter, r *http.Request) {
+	if d := c.arrival(); d > 0 && !sleep(r.Context(), d) {
+		return // the client gave up on the way: nothing arrived
+	}
 	now := c.now()
 	reqID := c.newRequestID()
 	w.Header().Set("x-acs-request-id", reqID)

@@ -21,6 +21,15 @@ type Faults struct {
 	Latency       time.Duration `json:"latency,omitempty"`
 	LatencyJitter time.Duration `json:"latency_jitter,omitempty"`
 
+	// Arrival delays every request by Arrival plus a uniform jitter in
+	// [0, ArrivalJitter) before the server sees it: its way there, where
+	// Latency is the way back. The quotas count a request when it
+	// arrives, so a client that takes its send for the arrival is off by
+	// that much. A request whose context ends on the way is never
+	// counted (the client sees the context's error).
+	Arrival       time.Duration `json:"arrival,omitempty"`
+	ArrivalJitter time.Duration `json:"arrival_jitter,omitempty"`
+
 	// UnavailableRate is the probability of answering 503 with Code
 	// ServiceUnavailable before admission (no quota spent).
 	UnavailableRate float64 `json:"unavailable_rate,omitempty"`
@@ -110,6 +119,20 @@ func (c *Cloud) drawFaults() faultPlan {
 	}
 	p.shed = c.hit(f.ShedRate)
 	return p
+}
+
+// arrival returns how long a request takes to reach the server (see
+// Faults.Arrival), drawing its jitter; zero draws nothing, so seeds
+// give the sequences they gave before Arrival was set.
+func (c *Cloud) arrival() time.Duration {
+	f := c.faults.Load()
+	d := max(f.Arrival, 0)
+	if f.ArrivalJitter > 0 {
+		c.rngMu.Lock()
+		d += time.Duration(c.rng.Int64N(int64(f.ArrivalJitter)))
+		c.rngMu.Unlock()
+	}
+	return d
 }
 
 // hit draws true with probability rate.

@@ -50,6 +50,53 @@ func TestFaultLatency(t *testing.T) {
 	})
 }
 
+// TestFaultArrival: a request sent 50 ms before a fixed window's end,
+// 100 ms on its way, is counted in the next window, which then holds no
+// more; without the delay it is counted in the window it was sent in.
+// One whose context ends on its way is never counted.
+func TestFaultArrival(t *testing.T) {
+	for _, arrival := range []time.Duration{0, 100 * time.Millisecond} {
+		synctest.Test(t, func(t *testing.T) {
+			c := New(Config{
+				Quotas: []Quota{{Limit: 1, Window: time.Second}},
+				Faults: Faults{Arrival: arrival, ArrivalJitter: arrival / 10},
+			})
+			rt := c.RoundTripper()
+			t0 := time.Now() // the bubble starts on a window's edge
+			time.Sleep(950 * time.Millisecond)
+			start := time.Now()
+			if a := call(t, rt, "AK", "A"); a.status != 200 {
+				t.Fatalf("arrival %v: the first request: status %d", arrival, a.status)
+			}
+			if d := time.Since(start); d < arrival || d >= arrival+arrival/10+time.Millisecond {
+				t.Errorf("arrival %v: answered after %v", arrival, d)
+			}
+			time.Sleep(time.Until(t0.Add(1500 * time.Millisecond)))
+			second := call(t, rt, "AK", "A").status
+			want := 200
+			if arrival > 0 {
+				want = 400 // the window 1–2 s holds the first already
+			}
+			if second != want {
+				t.Errorf("arrival %v: the second request, sent in the next window: status %d, want %d", arrival, second, want)
+			}
+			if arrival == 0 {
+				return
+			}
+			before := c.Stats().Total
+			ctx, cancel := context.WithTimeout(t.Context(), arrival/2)
+			defer cancel()
+			req, _ := NewRequest(ctx, "http://x", "AK", "A")
+			if _, err := rt.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("RoundTrip err %v, want deadline exceeded", err)
+			}
+			if after := c.Stats().Total; after != before {
+				t.Errorf("a request given up on its way was counted: %+v, then %+v", before, after)
+			}
+		})
+	}
+}
+
 func TestFaultUnavailable(t *testing.T) {
 	c := New(Config{Quotas: []Quota{{Limit: 1, Window: time.Hour, Policy: SlidingWindow}}, Faults: Faults{UnavailableRate: 1}})
 	rt := c.RoundTripper()
