@@ -32,6 +32,12 @@ type Cell struct {
 	RTT     time.Duration // the server's answer time; zero means 2 ms
 	Jitter  time.Duration // RTT varies uniformly by ± Jitter
 
+	// Arrival is the part of RTT on the way to the server, before its
+	// quota counts a request; the rest, ± Jitter, is the way back. Zero:
+	// the server counts a request the instant it is sent. At most RTT
+	// less Jitter.
+	Arrival time.Duration
+
 	// Interactive, if positive, is how many of the callers call with
 	// priority Interactive; the others call as Batch (see
 	// transport.WithPriority). Zero: every caller is Default, no classes.
@@ -188,6 +194,8 @@ func Cells() []Cell {
 		vary("256 callers", Cell{Callers: 256})
 		vary("50±10 ms", Cell{RTT: 50 * time.Millisecond, Jitter: 10 * time.Millisecond})
 		vary("300±50 ms", Cell{RTT: 300 * time.Millisecond, Jitter: 50 * time.Millisecond})
+		vary("50±10 ms, half on the way there", Cell{RTT: 50 * time.Millisecond, Jitter: 10 * time.Millisecond, Arrival: 25 * time.Millisecond})
+		vary("300±50 ms, half on the way there", Cell{RTT: 300 * time.Millisecond, Jitter: 50 * time.Millisecond, Arrival: 150 * time.Millisecond})
 		vary("3 clients", Cell{Clients: 3})
 		vary("step to 40%", Cell{Step: 0.4})
 		vary("step to 160%", Cell{Step: 1.6})

@@ -181,10 +181,14 @@ func TestDrawServable(t *testing.T) {
 		if c.callers() < 1 || c.callers() > 256 || c.clients() < 1 || c.clients() > 4 || c.clients() > c.callers() {
 			bad("%d callers, %d clients", c.callers(), c.clients())
 		}
-		if c.rtt() < time.Millisecond || c.rtt() > 400*time.Millisecond || c.Jitter < 0 || c.Jitter > c.rtt()/2 {
-			bad("round trip %v ± %v", c.rtt(), c.Jitter)
+		if c.rtt() < time.Millisecond || c.rtt() > 400*time.Millisecond || c.Jitter < 0 || c.Jitter > c.rtt()/2 ||
+			c.Arrival < 0 || c.Arrival > c.rtt()-c.Jitter {
+			bad("round trip %v ± %v, %v of it there", c.rtt(), c.Jitter, c.Arrival)
 		}
 		seen[fmt.Sprint("status ", c.ThrottleStatus)]++
+		if c.Arrival > 0 && 2*c.Arrival > c.rtt()-c.Jitter {
+			seen["more than half the way there"]++
+		}
 		if !c.rated() {
 			if c.Calls < 1 || c.Calls > familyCalls || !c.Baseline {
 				bad("no rate quota, %d calls, baseline %v", c.Calls, c.Baseline)
@@ -238,6 +242,7 @@ func TestDrawServable(t *testing.T) {
 		"step 0", "step 0.4", "step 1.6", "step 4", "headers none", "headers retry-after",
 		"headers alibaba", "headers x-ratelimit", "headers ietf", "headers ietf-structured",
 		"rate and shed", "unseen", "fewer per window than callers, with headers",
+		"more than half the way there",
 	} {
 		if seen[want] == 0 {
 			t.Errorf("no draw of 5000 has %q; seen %v", want, seen)

@@ -154,7 +154,11 @@ func run(c Cell, o Options, realtime bool) (*Result, error) {
 		Seed:                 o.Seed,
 		OnRequest:            rec.server,
 	}
-	cfg.Faults.LatencyRate, cfg.Faults.Latency, cfg.Faults.LatencyJitter = 1, c.rtt()-c.Jitter, 2*c.Jitter
+	if back := c.rtt() - c.Arrival - c.Jitter; back > 0 || c.Jitter > 0 {
+		// (A latency of zero and no jitter would be fakecloud's default.)
+		cfg.Faults.LatencyRate, cfg.Faults.Latency, cfg.Faults.LatencyJitter = 1, back, 2*c.Jitter
+	}
+	cfg.Faults.Arrival = c.Arrival
 	if !c.NoQuota {
 		cfg.Quotas = []fakecloud.Quota{q}
 		if c.Step > 0 {
