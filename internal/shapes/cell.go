@@ -33,9 +33,10 @@ type Cell struct {
 	Jitter  time.Duration // RTT varies uniformly by ± Jitter
 
 	// Arrival is the part of RTT on the way to the server, before its
-	// quota counts a request; the rest, ± Jitter, is the way back. Zero:
-	// the server counts a request the instant it is sent. At most RTT
-	// less Jitter.
+	// quota counts a request; the rest is the way back. Jitter splits
+	// between the two ways as RTT does: a request reaches the server
+	// Arrival ± Jitter·Arrival/RTT after it was sent. Zero: the server
+	// counts a request the instant it is sent. At most RTT less Jitter.
 	Arrival time.Duration
 
 	// Interactive, if positive, is how many of the callers call with

@@ -45,8 +45,7 @@ var headerFamilies = []fakecloud.HeaderMode{
 // or opened by the first request; a sliding log; a token bucket; a cap in
 // flight; random shedding; a rate quota with 2% shedding), the window (1 s
 // to 10 min, on round values and off them), the limit (3 to 1,000 per
-// window), the round trip (1–400 ms, 0–50% jitter, and 0–100% of what
-// the jitter leaves of it on the way to the server), the throttle's answer
+// window), the round trip (1–400 ms, 0–50% jitter), the throttle's answer
 // (400 Throttling.User, 429 or 503, with or without Retry-After), the load
 // (1–256 callers; one client half the time, else 2–4), an unseen consumer (0–60% of the quota),
 // a step (×0.4, ×1.6 or ×4 at a random time, or none) and headers (none
@@ -61,10 +60,6 @@ func Draw(seed uint64) Cell {
 	rng := rand.New(rand.NewPCG(seed, 0x746f6c6c67617465)) // "tollgate"
 	for {
 		if c, ok := drawOnce(rng); ok {
-			// Drawn apart, so that each seed draws what it drew before
-			// the way there was a parameter, and gains it.
-			there := rand.New(rand.NewPCG(seed, 0x7468657265)).Float64() // "there"
-			c.Arrival = time.Duration(there * float64(c.rtt()-c.Jitter)).Round(time.Millisecond)
 			c.Name = fmt.Sprintf("draw %d: %s", seed, c.params())
 			return c
 		}

@@ -154,11 +154,14 @@ func run(c Cell, o Options, realtime bool) (*Result, error) {
 		Seed:                 o.Seed,
 		OnRequest:            rec.server,
 	}
-	if back := c.rtt() - c.Arrival - c.Jitter; back > 0 || c.Jitter > 0 {
+	// The jitter splits between the two ways as the round trip does.
+	jt := time.Duration(float64(c.Jitter) * float64(c.Arrival) / float64(c.rtt()))
+	jb := c.Jitter - jt
+	cfg.Faults.Arrival, cfg.Faults.ArrivalJitter = c.Arrival-jt, 2*jt
+	if back := c.rtt() - c.Arrival - jb; back > 0 || jb > 0 {
 		// (A latency of zero and no jitter would be fakecloud's default.)
-		cfg.Faults.LatencyRate, cfg.Faults.Latency, cfg.Faults.LatencyJitter = 1, back, 2*c.Jitter
+		cfg.Faults.LatencyRate, cfg.Faults.Latency, cfg.Faults.LatencyJitter = 1, back, 2*jb
 	}
-	cfg.Faults.Arrival = c.Arrival
 	if !c.NoQuota {
 		cfg.Quotas = []fakecloud.Quota{q}
 		if c.Step > 0 {
