@@ -255,7 +255,7 @@ func TestDrawServable(t *testing.T) {
 // order does); the tolerances are 5 points and a factor of 2. Since a
 // probe tells only what went through above L̂ and an off-grid window is
 // paced as a log, draw 1 (a token bucket stepped down) settles at 92.6%
-// or at 100% (13 and 7 runs of 40, under -race beside another race-built
+// or at 100% (27 and 13 runs of 40, under -race beside another race-built
 // test binary: 7 of 20 pairs differed, by 7.4 points), as the order of
 // the bubble's goroutines falls: its goodput's tolerance is 10 points.
 func TestDrawReplays(t *testing.T) {
