@@ -79,10 +79,7 @@ func TestProbeNeedsMoreThanLimit(t *testing.T) {
 	quotaRate := float64(limit) / window.Seconds()
 	for seed := range uint64(6) {
 		synctest.Test(t, func(t *testing.T) {
-			cloud := fakecloud.New(fakecloud.Config{Seed: seed + 1,
-				Quotas: []fakecloud.Quota{{API: simAction, Limit: limit, Window: window}},
-				Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
-			})
+			cloud := halfSecondCloud(seed + 1)
 			lim := New(Config{})
 			var wg sync.WaitGroup
 			heavy, stop := context.WithTimeout(t.Context(), 8*time.Second)

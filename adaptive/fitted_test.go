@@ -396,10 +396,7 @@ func TestFollowedLogShownWrong(t *testing.T) {
 	const limit, window = 20, 500 * time.Millisecond
 	for seed := range uint64(8) {
 		synctest.Test(t, func(t *testing.T) {
-			cloud := fakecloud.New(fakecloud.Config{Seed: seed + 1,
-				Quotas: []fakecloud.Quota{{API: simAction, Limit: limit, Window: window}},
-				Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
-			})
+			cloud := halfSecondCloud(seed + 1)
 			lim := New(Config{})
 			now := time.Now().UnixNano()
 			lim.mu.Lock()

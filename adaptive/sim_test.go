@@ -27,6 +27,15 @@ const (
 // are admitted.
 var simLatency = fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 30 * time.Millisecond}
 
+// halfSecondCloud is a fake gateway with a fixed window of 20 per 500 ms
+// (off the grid), answering 10–20 ms after it counted a request, seeded.
+func halfSecondCloud(seed uint64) *fakecloud.Cloud {
+	return fakecloud.New(fakecloud.Config{Seed: seed,
+		Quotas: []fakecloud.Quota{{API: simAction, Limit: 20, Window: 500 * time.Millisecond}},
+		Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
+	})
+}
+
 // simClient runs workers goroutines that each send simAction for akid
 // through lim to rt until ctx is done: wait, send, read the answer with
 // quota.Parse, report it on the ticket.
