@@ -2,15 +2,12 @@ package adaptive
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
-	"github.com/tollgate-go/tollgate/quota"
 )
 
 // TestProbeNeedsDemand settles a tenant on a 50/s quota with 32 callers,
@@ -79,7 +76,7 @@ func TestProbeNeedsMoreThanLimit(t *testing.T) {
 	quotaRate := float64(limit) / window.Seconds()
 	for seed := range uint64(6) {
 		synctest.Test(t, func(t *testing.T) {
-			cloud := halfSecondCloud(seed + 1)
+			cloud := seededFixedCloud(seed+1, limit, window)
 			lim := New(Config{})
 			var wg sync.WaitGroup
 			heavy, stop := context.WithTimeout(t.Context(), 8*time.Second)
@@ -89,7 +86,7 @@ func TestProbeNeedsMoreThanLimit(t *testing.T) {
 			before := lim.Snapshot()
 			light, stop2 := context.WithTimeout(t.Context(), 30*time.Second)
 			defer stop2()
-			tickedClient(light, &wg, lim, cloud.RoundTripper(), 4, 4*time.Second/39)
+			tickedClient(light, t, &wg, lim, cloud.RoundTripper(), "AK1", 4, 4*time.Second/39)
 			wg.Wait()
 			after := lim.Snapshot()
 			m := simMeter{cloud, "AK1"}
@@ -104,45 +101,6 @@ func TestProbeNeedsMoreThanLimit(t *testing.T) {
 			if after.Learned > quotaRate*1.01 {
 				t.Errorf("seed %d: learned %.1f/s (%d per %v) from callers that sent 39/s, above the quota's %.0f/s",
 					seed+1, after.Learned, after.LearnedLimit, after.LearnedWindow, quotaRate)
-			}
-		})
-	}
-}
-
-// tickedClient runs workers callers through lim that each send one
-// request every interval on a clock of their own (their demand, open
-// loop, whatever the pacer allows), until ctx ends.
-func tickedClient(ctx context.Context, wg *sync.WaitGroup, lim *Limiter, rt http.RoundTripper, workers int, every time.Duration) {
-	var parser quota.Parser
-	for w := range workers {
-		wg.Go(func() {
-			time.Sleep(every * time.Duration(w) / time.Duration(workers))
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-				tk, err := lim.Wait(ctx)
-				if err != nil {
-					return
-				}
-				req, err := fakecloud.NewRequest(ctx, simEndpoint, "AK1", simAction)
-				if err != nil {
-					tk.Cancel()
-					return
-				}
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					tk.Done(quota.Observation{At: time.Now(), Transient: true})
-					continue
-				}
-				obs := parser.Parse(resp, time.Now())
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				tk.Done(obs)
 			}
 		})
 	}

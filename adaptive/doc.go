@@ -52,15 +52,20 @@
 //     above L̂ is a bounded phase: only while callers wait on the pacer,
 //     one window is paced a step above L̂, at least a window and 200
 //     admissions after the last probe (so probing an unchanged quota
-//     costs about one throttle in 200); a step that passes raises L̂ and
+//     costs about one throttle in 200); a step passes only where more
+//     than L̂ per window went through in it (callers that send under the
+//     quota prove nothing above it), and one that passes raises L̂ and
 //     the next, doubled, goes at once, so a raise of k is found in about
 //     log2(k) probes.
 //
 // Beside this state machine, the fit (package fit) is made on a bounded
 // record of the tenant's newest answers (8 KiB, from its first throttle)
 // where the answers turn; where it names a rule that explains them better
-// than L̂ per Ŵ does by more than chance, the estimator paces by it, and a
-// change point in the record lets it follow a quota that fell. The state
+// than L̂ per Ŵ does by more than chance, the estimator paces by it (a
+// fixed window off the round lengths as the most restrictive rule near
+// it, a sliding log of its limit per its window: the estimator keeps the
+// phases of round windows only), and a change point in the record lets
+// it follow a quota that fell. The state
 // machine is being replaced by the fit, one member of the family at a time
 // (#35). The rules, in full: the estimator type (estimate.go), fitted
 // (fitted.go), flight (flight.go) and the hint's trust (pause.go).

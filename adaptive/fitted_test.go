@@ -396,7 +396,7 @@ func TestFollowedLogShownWrong(t *testing.T) {
 	const limit, window = 20, 500 * time.Millisecond
 	for seed := range uint64(8) {
 		synctest.Test(t, func(t *testing.T) {
-			cloud := halfSecondCloud(seed + 1)
+			cloud := seededFixedCloud(seed+1, limit, window)
 			lim := New(Config{})
 			now := time.Now().UnixNano()
 			lim.mu.Lock()

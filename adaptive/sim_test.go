@@ -27,11 +27,12 @@ const (
 // are admitted.
 var simLatency = fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 30 * time.Millisecond}
 
-// halfSecondCloud is a fake gateway with a fixed window of 20 per 500 ms
-// (off the grid), answering 10–20 ms after it counted a request, seeded.
-func halfSecondCloud(seed uint64) *fakecloud.Cloud {
+// seededFixedCloud is a fake gateway with a fixed window of limit per
+// window, answering 10–20 ms after it counted a request, its draws
+// seeded.
+func seededFixedCloud(seed uint64, limit int, window time.Duration) *fakecloud.Cloud {
 	return fakecloud.New(fakecloud.Config{Seed: seed,
-		Quotas: []fakecloud.Quota{{API: simAction, Limit: 20, Window: 500 * time.Millisecond}},
+		Quotas: []fakecloud.Quota{{API: simAction, Limit: limit, Window: window}},
 		Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
 	})
 }
@@ -45,31 +46,63 @@ func simClient(ctx context.Context, t *testing.T, wg *sync.WaitGroup, lim *Limit
 		wg.Go(func() {
 			for {
 				tk, err := lim.Wait(ctx)
-				if err != nil {
+				if err != nil || !simSend(ctx, t, tk, rt, akid, &parser) {
 					return
 				}
-				req, err := fakecloud.NewRequest(ctx, simEndpoint, akid, simAction)
-				if err != nil {
-					t.Error(err)
-					tk.Cancel()
-					return
-				}
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					tk.Done(quota.Observation{At: time.Now(), Transient: true})
-					if ctx.Err() != nil {
-						return
-					}
-					t.Errorf("RoundTrip: %v", err)
-					continue
-				}
-				obs := parser.Parse(resp, time.Now())
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				tk.Done(obs)
 			}
 		})
 	}
+}
+
+// tickedClient runs workers callers through lim that each send one
+// request for akid every interval on a clock of their own (their demand,
+// open loop, whatever the pacer allows), until ctx ends.
+func tickedClient(ctx context.Context, t *testing.T, wg *sync.WaitGroup, lim *Limiter, rt http.RoundTripper, akid string, workers int, every time.Duration) {
+	var parser quota.Parser
+	for w := range workers {
+		wg.Go(func() {
+			time.Sleep(every * time.Duration(w) / time.Duration(workers))
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				tk, err := lim.Wait(ctx)
+				if err != nil || !simSend(ctx, t, tk, rt, akid, &parser) {
+					return
+				}
+			}
+		})
+	}
+}
+
+// simSend sends simAction for akid through rt on ticket tk, reads the
+// answer with parser and reports it on tk. It reports false where its
+// caller stops: ctx ended, or no request could be made.
+func simSend(ctx context.Context, t *testing.T, tk Ticket, rt http.RoundTripper, akid string, parser *quota.Parser) bool {
+	req, err := fakecloud.NewRequest(ctx, simEndpoint, akid, simAction)
+	if err != nil {
+		t.Error(err)
+		tk.Cancel()
+		return false
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		tk.Done(quota.Observation{At: time.Now(), Transient: true})
+		if ctx.Err() != nil {
+			return false
+		}
+		t.Errorf("RoundTrip: %v", err)
+		return true
+	}
+	obs := parser.Parse(resp, time.Now())
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	tk.Done(obs)
+	return true
 }
 
 // simMeter samples the fake's counters for one account.
