@@ -36,7 +36,8 @@ type Cell struct {
 	// quota counts a request; the rest is the way back. Jitter splits
 	// between the two ways as RTT does: a request reaches the server
 	// Arrival ± Jitter·Arrival/RTT after it was sent. Zero: the server
-	// counts a request the instant it is sent. At most RTT less Jitter.
+	// counts a request the instant it is sent (every draw of the family).
+	// At most RTT.
 	Arrival time.Duration
 
 	// Interactive, if positive, is how many of the callers call with

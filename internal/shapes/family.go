@@ -197,11 +197,7 @@ func (c Cell) params() string {
 	if c.Faults.ShedRate > 0 {
 		p = append(p, fmt.Sprintf("shed %.0f%%", 100*c.Faults.ShedRate))
 	}
-	rt := fmt.Sprintf("%v±%v", c.rtt(), c.Jitter)
-	if c.Arrival > 0 {
-		rt += fmt.Sprintf(" (%v there)", c.Arrival)
-	}
-	p = append(p, rt)
+	p = append(p, fmt.Sprintf("%v±%v", c.rtt(), c.Jitter))
 	throttle := fmt.Sprint(c.ThrottleStatus)
 	if c.Headers&fakecloud.HeadersRetryAfter != 0 || c.Faults.ShedRetryAfter > 0 {
 		throttle += " + Retry-After"
