@@ -98,9 +98,12 @@ func TestProbeNeedsMoreThanLimit(t *testing.T) {
 			_, th1 := m.counts()
 			t.Logf("seed %d: %d per %v at 8 s; %d per %v (%.1f/s) after 30 s at 39/s; %d throttles in the 5 s after",
 				seed+1, before.LearnedLimit, before.LearnedWindow, after.LearnedLimit, after.LearnedWindow, after.Learned, th1-th0)
-			if after.Learned > quotaRate*1.01 {
-				t.Errorf("seed %d: learned %.1f/s (%d per %v) from callers that sent 39/s, above the quota's %.0f/s",
-					seed+1, after.Learned, after.LearnedLimit, after.LearnedWindow, quotaRate)
+			// The light stretch may raise nothing above both the quota
+			// and what was learned before it (whose Ŵ the arrivals'
+			// spread leaves a few ms either side of 500 ms), 1% aside.
+			if most := max(quotaRate, before.Learned) * 1.01; after.Learned > most {
+				t.Errorf("seed %d: learned %.1f/s (%d per %v) from callers that sent 39/s, above the quota's %.0f/s and the %.1f/s before",
+					seed+1, after.Learned, after.LearnedLimit, after.LearnedWindow, quotaRate, before.Learned)
 			}
 		})
 	}
