@@ -41,9 +41,9 @@
 //
 //   - Cold (PhaseCold): slow start, four requests in flight and one more
 //     per success while that cap binds (doubling per round trip), until
-//     the first throttle that its tests confirm; the
-//     successes so far are the first L̂. A herd never hits a fresh tenant
-//     at once.
+//     the first throttle that its tests confirm (the successes so far
+//     are the first L̂), or until the fit names a window to pace by
+//     (below). A herd never hits a fresh tenant at once.
 //   - Measuring (PhaseMeasuring): after a throttle the gate pauses and one
 //     probe at a time seeks the refill; refills bound W, and the count
 //     from one refill to the next throttle measures L.
@@ -61,7 +61,9 @@
 // Beside this state machine, the fit (package fit) is made on a bounded
 // record of the tenant's newest answers (8 KiB, from its first throttle)
 // where the answers turn; where it names a rule that explains them better
-// than L̂ per Ŵ does by more than chance, the estimator paces by it (a
+// than L̂ per Ŵ does by more than chance (or, where the estimator has no
+// rule yet, a window on the grid that explains them better than every
+// rule of another kind), the estimator paces by it (a
 // fixed window off the round lengths as the most restrictive rule near
 // it, a sliding log of its limit per its window: the estimator keeps the
 // phases of round windows only), and a change point in the record lets

@@ -31,7 +31,10 @@ import (
 // per W, that the fit before it named too, with throttles between, and that
 // explains the answers better than L̂ per Ŵ by more than chance
 // (fit.Record.Prefers, each at its own limit; weighed at each fit and, while
-// the estimator is settled, as often between fits), the estimator settles on
+// the estimator is settled, as often between fits), or, where the estimator
+// has no rule yet (slow start, or measuring with nothing to bound W), a
+// window on the grid that explains them better than the best rule of
+// another kind by more than chance, the estimator settles on
 // it (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
 // window's starts (a sliding log's follow our own sends: none is kept), and a
 // request reaches the server where the fit's delay into the round trip puts
@@ -299,9 +302,14 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 // estimator's own bounds loose; but a fixed window's bursts, bunched, fit
 // a log shorter than the window too. While the estimator measures, a
 // sliding log that does so is taken without beating the estimator's rule,
-// a guess that bursts each window. A cap, no quota, a fixed window off
-// the grid, or an estimator with no window yet leaves the estimator as it
-// is: those pace by the fit in the next stages (#35).
+// a guess that bursts each window. Where the estimator has no rule yet
+// (blind: slow start, or measuring with nothing to bound W), it sends
+// unpaced, and a window on the grid that explains the answers better than
+// the best rule of another kind by more than chance is taken; one off the
+// grid is not (a search over many lengths finds one that explains a few
+// strays by luck, where a server sheds load whatever the rate). A cap, no
+// quota, or a token bucket while blind leaves the estimator as it is:
+// those pace by the fit in the next stages (#35).
 //
 // It weighs at each fit (fresh) and between fits, while the estimator
 // is settled: the record's evidence grows. While the estimator measures
@@ -311,12 +319,14 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	s := &l.s
 	e, d := s.e, s.fit
 	b := d.fit.Best
-	if e == nil || !d.again || e.limit <= 0 || e.win <= 0 || l.frozen() ||
-		!fresh && (e.phase != PhaseSettled || e.seeking) {
+	if e == nil || !d.again || l.frozen() || !fresh && (e.phase != PhaseSettled || e.seeking) {
 		return false
 	}
+	// blind: the estimator has no rule yet (in slow start, or measuring
+	// with no bound on W), so none to weigh the fit's against.
+	blind := e.limit <= 0 || e.win <= 0
 	switch {
-	case b.Kind == fit.Bucket:
+	case b.Kind == fit.Bucket && !blind:
 		return l.followBucket(now, fresh)
 	case b.Kind != fit.Fixed && b.Kind != fit.Sliding:
 		return false
@@ -335,6 +345,19 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	switch {
 	case ours.Limit < 1:
 		return false
+	case blind:
+		// With no rule of its own, the estimator sends unpaced: slow
+		// start's bursts, or a measured window's L̂+1 at once, and it
+		// leaves slow start only on a throttle its tests confirm,
+		// which tests that come late, past a refill, contradict. A
+		// window on the grid the fit named twice that explains the
+		// answers better than the best rule of another kind by more
+		// than chance is paced by; not a length off it (a search over
+		// many lengths finds one that explains a few strays by luck,
+		// where the server sheds load whatever the rate).
+		if !ours.OnGrid() || !d.rec.Prefers(b, d.fit.RunnerUp) {
+			return false
+		}
 	case e.phase == PhaseSettled && pace.Kind == mine.Kind && pace.Window == mine.Window && (pace.Limit >= mine.Limit || !fresh):
 		// Settled on the fit's window, the estimator's count is what
 		// the server left us lately (or the fit's own); a higher one is
