@@ -282,11 +282,15 @@ func TestRaiseFoundPaced(t *testing.T) {
 // next window's start is uncertain, and it was taken for a window's end
 // with L̂ standing; it now ends the window counted, at 20 (see
 // estimator.throttle): 2-7 throttled (mean 5.5), all 32 settled at 20,
-// alike in 3 runs and under -race. The REGRESSION FLOORS: at most 12
-// throttled on any seed, and 31 of 32 settled at 20 (a seed's margin for
-// the order in which the bubble runs its goroutines).
+// alike in 3 runs and under -race. Since a measured window's L̂+1 is
+// paced (see TestMeasuringPaced), which moves each seed's timing again:
+// 2-7 throttled, 29 settled at 20 and 3 at 21, alike in 3 runs under
+// -race (the matrix, meanwhile: 12 figures better, none worse). The
+// REGRESSION FLOORS: at most 12 throttled on any seed, and 28 of 32
+// settled at 20 (a seed's margin for the order in which the bubble runs
+// its goroutines).
 func TestFallFollowedSettled(t *testing.T) {
-	const seeds, floor = 32, 31
+	const seeds, floor = 32, 28
 	throttled, followed := stepRuns(t, 40, 20, 5*time.Second, seeds)
 	if m := slices.Max(throttled); m > 12 {
 		t.Errorf("a seed threw %v requests at throttles in the 5 s after the fall, want ≤ 12", m)
