@@ -46,8 +46,7 @@
 //     (below). A herd never hits a fresh tenant at once.
 //   - Measuring (PhaseMeasuring): after a throttle the gate pauses and one
 //     probe at a time seeks the refill; refills bound W, and the count
-//     from one refill to the next throttle measures L: L̂+1 sent, paced
-//     to arrive surely within the window once W is bounded below.
+//     from one refill to the next throttle measures L.
 //   - Settled (PhaseSettled): paced at L̂ per Ŵ. A window spent below L̂
 //     sets L̂ to its count (the quota fell, or others spend). Probing
 //     above L̂ is a bounded phase: only while callers wait on the pacer,

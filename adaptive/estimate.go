@@ -104,13 +104,7 @@ const maxRefills = 8
 //     successful arrival; refills i and k, d windows apart, bound W in
 //     ((lo_k − hi_i)/d, (hi_k − lo_i)/d]. From a refill, the window's
 //     budget is L̂ and one more: the count of successes up to its first
-//     throttle is the window's L. Where W is bounded below, the budget is
-//     paced to arrive evenly between a round trip after the refill and the
-//     earliest the next window could begin, less the spread of arrivals
-//     (surely in the window the refill began, and not in its first
-//     milliseconds, which an unseen consumer's requests share), at once
-//     where the refill is placed too loosely for that stretch to be sure.
-//     The budget holds until the window could
+//     throttle is the window's L. The budget holds until the window could
 //     end: past W's lower bound and past the stretch the window before
 //     outlasted, from the throttle that began the seek to the refill it
 //     found, which bounds W from below before two refills do (held for

@@ -53,27 +53,15 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			}
 		case PhaseMeasuring:
 			// At most the window's budget until the window could end (the
-			// gate holds the rest back until the next refill): past W's
-			// lower bound and past the stretch the window before
-			// outlasted (see estimator.outlast), at least four round
-			// trips. Paced where W is bounded below: the budget spread
-			// evenly to arrive between a round trip after the refill
-			// (its answer, then the first request's way there) and the
-			// earliest the next window could begin, less the spread of
-			// arrivals (see estimator.within), so that each is surely
-			// counted in the window the refill began and none takes an
-			// unseen consumer's share of that window's first
-			// milliseconds. Where the refill is placed too loosely for
-			// such a stretch, or W is not bounded yet, the budget goes
-			// at once, unless a rule paces.
+			// gate holds the rest back until the next refill), unpaced
+			// unless a rule paces: past W's lower bound and past the
+			// stretch the window before outlasted (see
+			// estimator.outlast), at least four round trips.
 			src, wlim, wlen = SourceLearned, 0, 0
 			if e.start != 0 {
 				wlim = e.budget
 				wlen = time.Duration(max(max(e.wlo, e.outlast)-l.spread(), 4*s.rtt, int64(time.Millisecond)))
 				fresh = s.fresh
-				if span := e.startLo + e.wlo - l.spread() - e.start - s.rtt; e.wlo > 0 && span > 0 && rate == 0 {
-					rate, burst = float64(e.budget)*1e9/float64(span), 1
-				}
 			}
 		case PhaseSettled:
 			fresh = s.fresh

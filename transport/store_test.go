@@ -432,13 +432,8 @@ func TestStoreLearnedTenantLeads(t *testing.T) {
 		if calls-pubs < sent || calls-pubs > 2*sent+8 {
 			t.Errorf("%d calls to the store besides publishes for %d requests, want one to two each", calls-pubs, sent)
 		}
-		// A settled learner that tests a throttle has no estimate to
-		// tell (Fleet.Learned) until the refill: the same one is told
-		// again after each seek. 5 here, 8 since the learner's measured
-		// windows are paced (the same 20 per 1 s, from 3 s on, once a
-		// window after a probe failed), in every run; a regression floor.
-		if pubs < 1 || pubs > 10 {
-			t.Errorf("%d publishes in 12 s, want one per estimate settled on, at most 10", pubs)
+		if pubs < 1 || pubs > 5 {
+			t.Errorf("%d publishes in 12 s, want one per estimate settled on", pubs)
 		}
 		k, lim := onlyTenant(t, trs[0])
 		sn := lim.Snapshot()
