@@ -234,8 +234,9 @@ func TestFitFollowsSlidingWhileMeasuring(t *testing.T) {
 // follow our sends), and it snapped them to a round length, or the fit
 // named a fixed window of 27 per 1 s and paced by it: on 4 seeds a
 // length, 4 of the 8 runs threw 6.5–12.6% of their requests at
-// throttles, and 2 more ran at 83–89% of the quota. The fit now takes a sliding log's length
-// from the successes (the longest they allow) and paces by it.
+// throttles, and 2 more ran at 83–89% of the quota. The fit now takes a
+// sliding log's length from the successes (the longest they allow) and
+// paces by it.
 //
 // The order in which the bubble runs its goroutines, which the seeds do
 // not fix, sometimes still lets the fit name a fixed window (27 per 1 s,

@@ -74,8 +74,9 @@ func drive(t *testing.T, rt http.RoundTripper, d time.Duration, workers int, per
 // sometimes names a length the refills allow that is 12% long (ties go
 // to the longest, the most restrictive), paced as a sliding log, and the
 // probes then ramp the count to the rate (135 per 3.358 s in 11 of 300
-// runs, 120 per 3.042 s in the rest: within 1.4% of the rate either way).
-// That failed the exact limit in 2–4% of runs.
+// runs of this case with a Snapshot sampled every 500 ms beside it, 120
+// per 3.042 s in the rest: within 1.4% of the rate either way). That
+// failed the exact limit in 2 of 100 runs of this test.
 func TestLearnsFixedWindows(t *testing.T) {
 	for _, c := range []struct {
 		limit int
