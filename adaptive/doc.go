@@ -45,8 +45,9 @@
 //     are the first L̂), or until the fit names a window to pace by
 //     (below). A herd never hits a fresh tenant at once.
 //   - Measuring (PhaseMeasuring): after a throttle the gate pauses and one
-//     probe at a time seeks the refill; refills bound W, and the count
-//     from one refill to the next throttle measures L.
+//     probe at a time seeks the refill, at spacings that double and at
+//     the boundaries of the round window lengths; refills bound W, and
+//     the count from one refill to the next throttle measures L.
 //   - Settled (PhaseSettled): paced at L̂ per Ŵ. A window spent below L̂
 //     sets L̂ to its count (the quota fell, or others spend). Probing
 //     above L̂ is a bounded phase: only while callers wait on the pacer,

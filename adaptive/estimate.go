@@ -91,8 +91,16 @@ const maxRefills = 8
 //   - Measuring (PhaseMeasuring), a window at a time: after a throttle the
 //     gate pauses and one probe seeks the refill. With W unbounded the
 //     probes double their spacing from a round trip (about log2(W/round
-//     trip) throttled probes, whatever W is); once refills bound W, the
-//     next refill lies in a predicted interval and each probe halves it.
+//     trip) throttled probes, whatever W is), and the boundaries from the
+//     Unix epoch of the round lengths (the fit's grid) no longer than the
+//     doubling step are probed too, just before and just past each, the
+//     first first (a probe throttled past one rules out every round length
+//     it is a boundary of). Where others spend the same quota, each window
+//     is spent soon after it begins, and probes at doubling intervals land
+//     after that, window after window (the doubling stops at MaxPause, a
+//     whole number of most round windows, and keeps its phase): the
+//     matrix's three clients measured for minutes. Once refills bound W,
+//     the next refill lies in a predicted interval and each probe halves it.
 //     Where a window's count measures the quota and Ŵ is a round length,
 //     the refill comes at a boundary of Ŵ's instead (whole windows after
 //     a refill placed within the spread of arrivals, else after the Unix
@@ -231,6 +239,12 @@ type estimator struct {
 	edge       int64
 	edgeBefore bool
 	edgeOff    bool
+	// The seek with nothing to bound W from above probes the grid's
+	// boundaries too (see gridEdge): onGrid says edge is one of those,
+	// gridOut which round lengths a probe throttled just past one of
+	// their boundaries ruled out in this seek (bit i: fit.Rounds' i-th).
+	onGrid  bool
+	gridOut uint32
 	// outlast: the window spent at the last seek's throttle (thrArr)
 	// lasted until the refill the seek found, so W is longer than the
 	// stretch between them (see success); 0 if none was found.
@@ -1218,6 +1232,7 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 	e.chain = e.phase == PhaseMeasuring && e.start != 0 && e.nref > 0
 	e.gap = max(rtt, e.wlo/16, int64(time.Millisecond))
 	e.edge, e.edgeBefore, e.edgeOff = 0, false, false
+	e.onGrid, e.gridOut = false, 0
 	e.spanEnd = 0
 }
 
@@ -1237,8 +1252,11 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // that boundary and then just past it; with W bounded below only, the
 // first probe goes where the window could end first, then at intervals
 // that double from a sixteenth of that bound (from one round trip with
-// nothing known). A refill that did not come by the predicted end means
-// the model was wrong: the refills are forgotten.
+// nothing known), and where a boundary of a round length no longer than
+// the step comes before the next of those (see gridEdge), just before it
+// and then just past it. A
+// refill that did not come by the predicted end means the model was
+// wrong: the refills are forgotten.
 func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	switch {
 	case e.tries < e.tests && e.gated:
@@ -1254,24 +1272,33 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	}
 	at, before := e.edge, e.edgeBefore
 	if at != 0 && !before && e.lastThr >= at {
-		e.edgeOff = true // throttled just past it: no refill there
+		// Throttled just past it: no refill there.
+		if !e.onGrid {
+			e.edgeOff = true
+		}
+		for i, w := range fit.Rounds() {
+			if at%int64(w) == 0 {
+				e.gridOut |= 1 << i
+			}
+		}
 	}
-	e.edge, e.edgeBefore = 0, false
+	e.edge, e.edgeBefore, e.onGrid = 0, false, false
+	// A probe's arrival varies by the spread of arrivals, and, until the
+	// fit found where in its round trip the server counts a request (see
+	// lead), by as much of the round trip as lies on each side of the
+	// arrival assumed: a probe aimed just past a boundary goes past late
+	// after it, one aimed just before it early before it.
+	past, early := spread, spread
+	if !e.delayed {
+		past, early = spread+e.lead(rtt), spread+rtt-e.lead(rtt)
+	}
 	var target int64
 	switch {
 	case b > e.lastThr:
 		if c := e.boundary(a, b, spread); c > 0 {
 			// One probe just before the boundary, then one just past
 			// it: the first throttled and the second through place the
-			// refill within the spread of arrivals. A probe's arrival
-			// varies by that spread, and, until the fit found where in
-			// its round trip the server counts a request (see lead), by
-			// as much of the round trip as lies on that side of the
-			// arrival assumed.
-			past, early := spread, spread
-			if !e.delayed {
-				past, early = spread+e.lead(rtt), spread+rtt-e.lead(rtt)
-			}
+			// refill within the spread of arrivals.
 			e.edge, target = c, c+past
 			if (at != c || !before) && c-early > a {
 				e.edgeBefore, target = true, c-early
@@ -1298,14 +1325,57 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 		}
 		fallthrough
 	default:
-		if a > e.lastThr {
-			target = a
-		} else {
+		target = a
+		if a <= e.lastThr {
 			target = e.lastThr + e.gap
+		}
+		from := max(a, e.lastThr)
+		if c := e.gridEdge(from, maxPause); c > 0 && c-early <= target {
+			// A boundary of a window on the grid comes first: probed
+			// from both sides, as above. Where others spend the same
+			// quota, a window is spent soon after it begins, and
+			// probes that double their spacing land after that,
+			// window after window; one just past the boundary comes
+			// before them.
+			e.edge, e.onGrid, target = c, true, c+past
+			if (at != c || !before) && c-early > e.lastThr {
+				e.edgeBefore, target = true, c-early
+			}
+			break
+		}
+		if a <= e.lastThr {
 			e.gap = min(2*e.gap, maxPause)
 		}
 	}
 	return max(target, now+e.lead(rtt))
+}
+
+// gridEdge returns the first boundary after t, at most maxPause after it,
+// of a window on the fit's grid (fit.Rounds) that begins at a whole
+// number of its lengths from the Unix epoch, where servers that count per
+// second or per minute begin theirs: of a length that W's lower bound
+// allows, that no probe of this seek ruled out, and no longer than the
+// seek's doubling step; 0 if none. Longer ones wait for the step: probed
+// as soon as the seek begins, a round length's boundary that a sliding
+// log's refill happens to fall near is ruled out by a probe that came a
+// moment early, and the next length's boundary then comes before the
+// doubling finds the refill, so the log's refills look like a fixed
+// window twice its length (50 per 2 s for 50 in any 1 s).
+func (e *estimator) gridEdge(t, maxPause int64) int64 {
+	c := int64(0)
+	for i, w := range fit.Rounds() {
+		g := int64(w)
+		if g > min(e.gap, maxPause) {
+			break
+		}
+		if e.gridOut&(1<<i) != 0 || g < e.wlo {
+			continue
+		}
+		if x := (t/g + 1) * g; x-t <= maxPause && (c == 0 || x < c) {
+			c = x
+		}
+	}
+	return c
 }
 
 // boundary returns the boundary in (a, b] (arrival times, Unix ns) where

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/tollgate-go/tollgate/fit"
 )
 
 func TestSnap(t *testing.T) {
@@ -317,5 +319,55 @@ func TestSeekProbesBoundary(t *testing.T) {
 	a, b := e.predict(edge + past)
 	if got := seek(edge + past); got != max(a, edge+past)+(b-max(a, edge+past))/2 {
 		t.Errorf("throttled past the boundary too: the probe at %v past it, want the predicted interval's middle", time.Duration(got-edge))
+	}
+}
+
+// TestSeekProbesGrid: where others spend the same quota, each fixed
+// window is spent soon after it begins (here within 50 ms, by a client
+// that found the refill first), and a seek whose probes double their
+// spacing lands after that, window after window: in the matrix's three
+// clients on 200 per 10 s, the clients measured for minutes. With nothing
+// to bound W, the seek also probes the boundaries (from the Unix epoch)
+// of the round lengths no longer than its doubling step, just before and
+// just past each, and one throttled past a boundary rules out every round
+// length it is a boundary of. The refill of a window on the grid is then
+// found at its boundary once the step reaches W: within three windows of
+// the throttle, after about log2(W/round trip) probes of the doubling and
+// two for each round length up to W (1 s: by the 8th probe, 1.7 s after
+// the throttle; 10 s: the 12th, 9.7 s; 60 s: the 22nd, 119.7 s). Before,
+// none of 64 probes found it on any of the three: the doubling stops at
+// MaxPause, a whole number of each of these windows, so its probes kept
+// the phase at which they had missed.
+func TestSeekProbesGrid(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_699_999_980 * time.Second) // a whole minute from the epoch
+	const rtt, spread, spent = 20 * time.Millisecond, 2 * time.Millisecond, 50 * time.Millisecond
+	for _, w := range []time.Duration{time.Second, 10 * time.Second, time.Minute} {
+		W := int64(w)
+		e := &estimator{phase: PhaseMeasuring}
+		seek := func(thr int64) int64 {
+			e.lastThr = thr
+			return e.nextProbe(thr, int64(rtt), int64(spread), int64(time.Minute))
+		}
+		thr := base + 300*ms
+		e.begin(-1, 0, thr, 100, int64(rtt))
+		e.tests = 0
+		rounds := 0
+		for _, g := range fit.Rounds() {
+			if g <= w {
+				rounds++
+			}
+		}
+		most := int(math.Ceil(math.Log2(float64(w/rtt)))) + 2*rounds
+		probes, at := 1, seek(thr)
+		for ; at%W >= int64(spent) && probes <= 64; probes++ {
+			at = seek(at)
+		}
+		switch {
+		case probes > 64:
+			t.Errorf("W %v: no refill in 64 probes, the last %v after the throttle", w, time.Duration(at-thr))
+		case at-thr > 3*W || probes > most:
+			t.Errorf("W %v: the refill found %v after the throttle, by probe %d; want within %v and %d probes", w, time.Duration(at-thr), probes, 3*w, most)
+		}
 	}
 }

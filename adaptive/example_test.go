@@ -132,7 +132,7 @@ func Example_learner() {
 	fmt.Println("throttles in a minute:", throttles)
 	// Output:
 	// settled: 20 per 2s
-	// throttles in a minute: 28
+	// throttles in a minute: 24
 }
 
 // ExampleLimiter_Seed keeps what a learner settled on across runs of a

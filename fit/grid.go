@@ -1,6 +1,9 @@
 package fit
 
-import "time"
+import (
+	"iter"
+	"time"
+)
 
 // grid is the prior on a window's length: the round values servers set
 // quotas in. A fixed window off the grid is found from the intervals
@@ -29,3 +32,16 @@ func RoundWindow(lo, hi time.Duration) (time.Duration, bool) {
 // RoundWindow): the least a window said without its length is taken to
 // be.
 func ShortestRound() time.Duration { return grid[0] }
+
+// Rounds yields the round window lengths (see RoundWindow), shortest
+// first: where a learner seeks a window's start before it knows the
+// length, the boundaries of these are where one on the grid begins.
+func Rounds() iter.Seq2[int, time.Duration] {
+	return func(yield func(int, time.Duration) bool) {
+		for i, w := range grid {
+			if !yield(i, w) {
+				return
+			}
+		}
+	}
+}
