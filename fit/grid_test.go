@@ -45,3 +45,28 @@ func TestShortestRound(t *testing.T) {
 		t.Errorf("ShortestRound() = %v; RoundWindow over all lengths gives %v, %v; want 1s", ShortestRound(), w, ok)
 	}
 }
+
+// TestRounds: Rounds yields every round length once, shortest first,
+// numbered from 0, each the one RoundWindow finds in bounds that hold it
+// alone; and it stops when told to.
+func TestRounds(t *testing.T) {
+	n := 0
+	for i, w := range Rounds() {
+		if i != n {
+			t.Errorf("length %v numbered %d, want %d", w, i, n)
+		}
+		if got, ok := RoundWindow(w, w); !ok || got != w {
+			t.Errorf("Rounds yields %v, which RoundWindow does not find (%v, %v)", w, got, ok)
+		}
+		if n > 0 && w <= grid[n-1] {
+			t.Errorf("%v after %v: not shortest first", w, grid[n-1])
+		}
+		n++
+	}
+	if n != len(grid) {
+		t.Errorf("Rounds yields %d lengths, want %d", n, len(grid))
+	}
+	for range Rounds() {
+		break // a yield after the loop stops would panic
+	}
+}
