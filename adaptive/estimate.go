@@ -1272,12 +1272,13 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	}
 	at, before := e.edge, e.edgeBefore
 	if at != 0 && !before && e.lastThr >= at {
-		// Throttled just past it: no refill there.
+		// Throttled just past it: no refill there, nor at a boundary
+		// of any round length it is one of.
 		if !e.onGrid {
 			e.edgeOff = true
 		}
 		for i, w := range fit.Rounds() {
-			if at%int64(w) == 0 {
+			if e.onGrid && at%int64(w) == 0 {
 				e.gridOut |= 1 << i
 			}
 		}
