@@ -94,8 +94,8 @@ const maxRefills = 8
 //     trip) throttled probes, whatever W is), and the boundaries from the
 //     Unix epoch of the round lengths (the fit's grid) no longer than the
 //     doubling step are probed too, just before and just past each, the
-//     first first (a probe throttled past one rules out every round length
-//     it is a boundary of). Where others spend the same quota, each window
+//     earliest first (a probe throttled past one rules out every round
+//     length it is a boundary of). Where others spend the same quota, each window
 //     is spent soon after it begins, and probes at doubling intervals land
 //     after that, window after window (the doubling stops at MaxPause, a
 //     whole number of most round windows, and keeps its phase): the
@@ -1254,9 +1254,8 @@ func (e *estimator) begin(spent, pending, a int64, next uint64, rtt int64) {
 // that double from a sixteenth of that bound (from one round trip with
 // nothing known), and where a boundary of a round length no longer than
 // the step comes before the next of those (see gridEdge), just before it
-// and then just past it. A
-// refill that did not come by the predicted end means the model was
-// wrong: the refills are forgotten.
+// and then just past it. A refill that did not come by the predicted end
+// means the model was wrong: the refills are forgotten.
 func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	switch {
 	case e.tries < e.tests && e.gated:
@@ -1272,14 +1271,15 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	}
 	at, before := e.edge, e.edgeBefore
 	if at != 0 && !before && e.lastThr >= at {
-		// Throttled just past it: no refill there, nor at a boundary
-		// of any round length it is one of.
+		// Throttled just past it: no refill there; on the grid, nor at
+		// a boundary of any round length it is one of.
 		if !e.onGrid {
 			e.edgeOff = true
-		}
-		for i, w := range fit.Rounds() {
-			if e.onGrid && at%int64(w) == 0 {
-				e.gridOut |= 1 << i
+		} else {
+			for i, w := range fit.Rounds() {
+				if at%int64(w) == 0 {
+					e.gridOut |= 1 << i
+				}
 			}
 		}
 	}
