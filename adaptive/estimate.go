@@ -1351,12 +1351,13 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 	return max(target, now+e.lead(rtt))
 }
 
-// gridEdge returns the first boundary after t, at most maxPause after it,
-// of a window on the fit's grid (fit.Rounds) that begins at a whole
+// gridEdge returns the first boundary after t of a window on the fit's
+// grid (fit.Rounds) that begins at a whole
 // number of its lengths from the Unix epoch, where servers that count per
 // second or per minute begin theirs: of a length that W's lower bound
 // allows, that no probe of this seek ruled out, and no longer than the
-// seek's doubling step; 0 if none. Longer ones wait for the step: probed
+// seek's doubling step or MaxPause, whichever is less (so the boundary
+// lies within that of t); 0 if none. Longer ones wait for the step: probed
 // as soon as the seek begins, a round length's boundary that a sliding
 // log's refill happens to fall near is ruled out by a probe that came a
 // moment early, and the next length's boundary then comes before the
@@ -1372,7 +1373,7 @@ func (e *estimator) gridEdge(t, maxPause int64) int64 {
 		if e.gridOut&(1<<i) != 0 || g < e.wlo {
 			continue
 		}
-		if x := (t/g + 1) * g; x-t <= maxPause && (c == 0 || x < c) {
+		if x := (t/g + 1) * g; c == 0 || x < c {
 			c = x
 		}
 	}

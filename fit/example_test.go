@@ -79,3 +79,26 @@ func recordOf(grants func([]fit.Request) []bool) *fit.Record {
 	}
 	return rec
 }
+
+// A learner that knows nothing of a window's length but that servers set
+// round ones, counted from the Unix epoch, asks where the next window of
+// each could begin after a throttle 23.4 s into a minute.
+func ExampleRounds() {
+	thr := time.Date(2030, 1, 1, 0, 0, 23, 400_000_000, time.UTC)
+	for _, w := range fit.Rounds() {
+		if w > time.Minute {
+			break
+		}
+		next := (thr.UnixNano()/int64(w) + 1) * int64(w)
+		fmt.Printf("%v: %v\n", w, time.Unix(0, next).UTC().Format("04:05"))
+	}
+	// Output:
+	// 1s: 00:24
+	// 2s: 00:24
+	// 5s: 00:25
+	// 10s: 00:30
+	// 15s: 00:30
+	// 20s: 00:40
+	// 30s: 00:30
+	// 1m0s: 01:00
+}
