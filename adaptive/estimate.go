@@ -95,11 +95,14 @@ const maxRefills = 8
 //     Unix epoch of the round lengths (the fit's grid) no longer than the
 //     doubling step are probed too, just before and just past each, the
 //     earliest first (a probe throttled past one rules out every round
-//     length it is a boundary of). Where others spend the same quota, each window
-//     is spent soon after it begins, and probes at doubling intervals land
-//     after that, window after window (the doubling stops at MaxPause, a
-//     whole number of most round windows, and keeps its phase): the
-//     matrix's three clients measured for minutes. Once refills bound W,
+//     length it is a boundary of), and those of a length the newest
+//     refill lies on, placed finely, where the window measured from it
+//     did not end at L̂ (see gridEdge). Where others spend the same
+//     quota, each window is spent soon after it begins, and probes at
+//     doubling intervals land after that, window after window (the
+//     doubling stops at MaxPause, a whole number of most round windows,
+//     and keeps its phase): the matrix's three clients measured for
+//     minutes. Once refills bound W,
 //     the next refill lies in a predicted interval and each probe halves it.
 //     Where a window's count measures the quota and Ŵ is a round length,
 //     the refill comes at a boundary of Ŵ's instead (whole windows after
@@ -1331,7 +1334,7 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 			target = e.lastThr + e.gap
 		}
 		from := max(a, e.lastThr)
-		if c := e.gridEdge(from, maxPause); c > 0 && c-early <= target {
+		if c := e.gridEdge(from, early+past+2*spread, maxPause); c > 0 && c-early <= target {
 			// A boundary of a window on the grid comes first: probed
 			// from both sides, as above. Where others spend the same
 			// quota, a window is spent soon after it begins, and
@@ -1352,25 +1355,48 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 }
 
 // gridEdge returns the first boundary after t of a window on the fit's
-// grid (fit.Rounds) that begins at a whole
-// number of its lengths from the Unix epoch, where servers that count per
-// second or per minute begin theirs: of a length that W's lower bound
-// allows, that no probe of this seek ruled out, and no longer than the
-// seek's doubling step or MaxPause, whichever is less (so the boundary
-// lies within that of t); 0 if none. Longer ones wait for the step: probed
-// as soon as the seek begins, a round length's boundary that a sliding
-// log's refill happens to fall near is ruled out by a probe that came a
-// moment early, and the next length's boundary then comes before the
-// doubling finds the refill, so the log's refills look like a fixed
-// window twice its length (50 per 2 s for 50 in any 1 s).
-func (e *estimator) gridEdge(t, maxPause int64) int64 {
+// grid (fit.Rounds) that begins at a whole number of its lengths from the
+// Unix epoch, where servers that count per second or per minute begin
+// theirs: of a length that W's lower bound allows, that no probe of this
+// seek ruled out, no longer than MaxPause, and no longer than the seek's
+// doubling step (so the boundary lies within that of t) unless the newest
+// refill predicts it (below); 0 if none.
+//
+// Longer ones wait for the step: probed as soon as the seek begins, a
+// round length's boundary that a sliding log's refill happens to fall
+// near is ruled out by a probe that came a moment early, and the next
+// length's boundary then comes before the doubling finds the refill, so
+// the log's refills look like a fixed window twice its length (50 per
+// 2 s for 50 in any 1 s).
+//
+// But where others spend the same quota, the window after a refill is
+// spent soon after it begins, the step reaches W only after the next
+// boundary has passed, and the refill found is two windows on, or more:
+// three clients on 50 per 1 s settled on 2 s windows, each catching
+// every other refill. A refill placed within twice fine (how finely a
+// pair of probes just before and just past a boundary places one: see
+// nextProbe), on a boundary of a round length, predicts the next a length
+// on, and a log's refill, which follows our own sends, lies so by chance
+// only once in hundreds: the boundary is probed whatever the step, where
+// the window measured from that refill did not end at L̂ (its count ran
+// past L̂, or a throttle came below it). Where it ended at L̂, our own
+// requests spent it, the doubling finds the refill a window on, and the
+// pair only costs a throttle or two each window measured: 120 per 3 s,
+// whose refills lie on whole seconds, measured for twice as long.
+func (e *estimator) gridEdge(t, fine, maxPause int64) int64 {
+	var r refill // the newest refill, where it predicts a boundary
+	predicts := e.nref > 0 && e.spent != e.limit
+	if predicts {
+		r = e.ref[(e.nref-1)%maxRefills]
+		predicts = r.hi-r.lo <= 2*fine
+	}
 	c := int64(0)
 	for i, w := range fit.Rounds() {
 		g := int64(w)
-		if g > min(e.gap, maxPause) {
+		if g > maxPause {
 			break
 		}
-		if e.gridOut&(1<<i) != 0 || g < e.wlo {
+		if e.gridOut&(1<<i) != 0 || g < e.wlo || g > e.gap && !(predicts && r.hi/g > r.lo/g) {
 			continue
 		}
 		if x := (t/g + 1) * g; c == 0 || x < c {

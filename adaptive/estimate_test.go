@@ -371,3 +371,54 @@ func TestSeekProbesGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestSeekProbesRefillsBoundary: where others spend the same quota, the
+// window after a refill is spent soon after it begins, and the seek that
+// follows its throttle doubles its step from a round trip: the step
+// reaches W only after the next boundary has passed, and the refill it
+// finds is two windows on. So the matrix's three clients on 50 per 1 s
+// settled on 2 s windows, each client catching every other refill. A
+// refill placed as finely as a pair of probes places one, on a boundary
+// of a round length, predicts the next a length on: where the window
+// measured from it did not end at L̂ (its count ran past L̂, or a
+// throttle came below it), the seek probes that boundary, just before
+// and just past, whatever its step. Where the window ended at L̂, our own
+// requests spent it, and the seek goes on as before: probed every
+// seek, such a pair cost the matrix's 120 per 3 s a throttle or two in
+// each window measured (its refills lie on whole seconds) and kept it
+// measuring.
+func TestSeekProbesRefillsBoundary(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_700_000_000 * time.Second) // a whole second from the epoch
+	const rtt, spread = 20 * time.Millisecond, 2 * time.Millisecond
+	edge := base + 1000*ms
+	past := int64(spread + rtt/2)
+	for _, c := range []struct {
+		name  string
+		spent int64 // the window's count at the throttle; -1 if unknown
+		early bool
+	}{
+		{"count ran past L̂", -1, true},
+		{"throttled below L̂", 12, true},
+		{"ended at L̂", 17, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &estimator{phase: PhaseMeasuring, limit: 17, nref: 1}
+			e.ref[0] = refill{n: 1, lo: base - 14*ms, hi: base + 14*ms} // as a pair places it
+			thr := base + 50*ms
+			e.begin(c.spent, 0, thr, 100, int64(rtt))
+			e.tests = 0
+			at := thr
+			for range 16 {
+				e.lastThr = at
+				if at = e.nextProbe(at, int64(rtt), int64(spread), int64(time.Minute)); at > edge {
+					break
+				}
+			}
+			if got := at == edge+past; got != c.early {
+				t.Errorf("the first probe past the boundary at %v past it; want just past it (%v): %v",
+					time.Duration(at-edge), time.Duration(past), c.early)
+			}
+		})
+	}
+}
