@@ -137,7 +137,8 @@ const maxRefills = 8
 //     throttle surely in it, however loosely they place its start) sets
 //     L̂ to c, still settled: what the server leaves us at our pace, less
 //     than L̂ where the quota fell or a consumer we cannot see spends part
-//     of it. A throttle in the stretch where the next window's start is
+//     of it; but to half of L̂ at most, window by window, for where others
+//     spend, one window may leave us almost nothing. A throttle in the stretch where the next window's start is
 //     uncertain, none of ours through in that window yet, ends the window
 //     counted: at c below L̂, L̂ is c (paced at one above the quota, the
 //     one above comes last in a window, just there, every window); at L̂,
@@ -420,7 +421,13 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		// that is what the server leaves us now (the quota fell, or a
 		// consumer we cannot see spends the rest). L̂ follows it, window
 		// by window, still settled: measuring again would send a burst,
-		// which takes more than pacing leaves. Where the throttle fell
+		// which takes more than pacing leaves. It falls by half at most a
+		// window: where others spend, what one window left us may be
+		// almost nothing (another client measuring sent its L̂+1 at once
+		// as the window began, and cut to that, two of the matrix's three
+		// clients on 200 per 10 s sat at 1 per 10 s while the probes
+		// doubled it back); a quota that fell is reached a window or two
+		// later. Where the throttle fell
 		// in the stretch where the window's start is uncertain, it and
 		// the refill after it are a window's end and the next one's
 		// start: the refill places the windows anew, L̂ stands, and
@@ -430,7 +437,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		case e.measuredRaise:
 			e.limit = max(e.limit, e.spent)
 		case !e.replaced && e.spent < e.limit:
-			e.limit, e.top = e.spent, 0
+			e.limit, e.top = max(e.spent, (e.limit+1)/2), 0
 		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0

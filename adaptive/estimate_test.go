@@ -422,3 +422,45 @@ func TestSeekProbesRefillsBoundary(t *testing.T) {
 		})
 	}
 }
+
+// TestCutHalvesAtMost: settled on a fixed window, a window spent below L̂
+// cuts L̂ to the count of ours in it, but to no less than half of L̂ a
+// window. Where others spend the same quota, the count is what one
+// window left us, and one window may leave us almost nothing: another
+// client measuring sends its L̂+1 at once as the window begins. Cut to
+// that count, the matrix's three clients on 200 per 10 s left two of
+// them at 1 per 10 s while the third took the rest, and their callers
+// waited minutes while the probes doubled it back. A count within half
+// of L̂ is L̂ at once, as before; below it, L̂ halves each window until it
+// gets there.
+func TestCutHalvesAtMost(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_700_000_000 * time.Second) // a whole second from the epoch
+	e := &estimator{phase: PhaseSettled, fixed: true, limit: 34,
+		wlo: 999 * ms, whi: 1001 * ms, win: 1000 * ms, nref: 1}
+	e.ref[0] = refill{n: 1, lo: base - ms, hi: base + ms}
+	seq := uint64(100)
+	at := base + 5500*ms // in the middle of a window
+	for _, c := range []struct {
+		count, want int64
+	}{
+		{1, 17},  // what one window left us: half of L̂ at most
+		{12, 12}, // within half: the count
+		{3, 6},   // and again
+	} {
+		e.curFrom, _, _ = e.windowOf(at)
+		e.count = c.count
+		e.throttle(at, at, seq, seq+1, 0, 20*ms, 2*ms, int64(time.Minute))
+		e.tests = 0 // no test of the throttle: the window is spent
+		// The seek's probes, just before the next window and just past
+		// its start: the refill.
+		edge := at - 500*ms + 1000*ms
+		e.throttle(edge-10*ms, edge-10*ms, seq+1, seq+2, 0, 20*ms, 2*ms, int64(time.Minute))
+		e.success(edge+10*ms, seq+2, false, 2*ms)
+		if e.limit != c.want || e.phase != PhaseSettled || e.seeking {
+			t.Fatalf("a window spent at %d of ours: L̂ %d, %v, seeking %v; want %d, settled", c.count, e.limit, e.phase, e.seeking, c.want)
+		}
+		seq += 3
+		at += 2000 * ms
+	}
+}
