@@ -168,15 +168,12 @@ const maxRefills = 8
 // at, and the next probe goes at once with its step doubled. Where a
 // window's count measures the quota (a fixed window, the fit's or one the
 // refills pin to a round length or within 1.5%), the step grows to L̂ at
-// once (the pace doubles; not once a window spent below L̂ cut it, where
-// a window's count is what others left us, and a step of L̂ would take
-// the window from them: the step doubles from one), and the first step
-// that fails ends the ramp: the count of ours in the window its throttle
-// surely arrived in, less those that arrived where the window's start is
-// uncertain (a count too high would throttle every window after), is L̂,
-// and the rest of the window waits for its refill; where it left some
-// out, the next probe comes a window on and steps no further than the
-// count with them. So a failed
+// once (the pace doubles), and the first step that fails ends the ramp: the
+// count of ours in the window its throttle surely arrived in, less those
+// that arrived where the window's start is uncertain (a count too high
+// would throttle every window after), is L̂, and the rest of the window
+// waits for its refill; where it left some out, the next probe comes a
+// window on and steps no further than the count with them. So a failed
 // step costs what the pace sends in a round trip before its throttle is
 // heard, and nothing is sent unpaced. A throttle where the window's start
 // is uncertain has its refill sought, which places the windows anew, and
@@ -199,7 +196,6 @@ type estimator struct {
 	delayed  bool    // delay is the fit's (see lead)
 	delay    float64 // the share of a round trip after which the server counts a request
 	limit    int64   // L̂; 0 while nothing is learned
-	shared   bool    // settled, a window spent below L̂ cut it: a window's count is what others left us
 	wlo, whi int64   // W lies in (wlo, whi]; whi 0 while unbounded
 	win      int64   // Ŵ: a round value within the bounds, or whi; 0 while unbounded
 
@@ -443,7 +439,6 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 			e.limit = max(e.limit, e.spent)
 		case !e.replaced && e.spent < e.limit:
 			e.limit, e.top = max(e.spent, (e.limit+1)/2), 0
-			e.shared = true
 		}
 		e.seeking, e.unsure, e.low = false, false, 0
 		e.start, e.startLo, e.count = a, e.lastThr-spread, 0
@@ -489,7 +484,7 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 	if e.phase == PhaseSettled {
 		// Throttled while settled: measure a window again. The server
 		// changed: the probes' spacing starts again too.
-		e.phase, e.measured, e.fails, e.replaced, e.shared = PhaseMeasuring, 1, 0, false, false
+		e.phase, e.measured, e.fails, e.replaced = PhaseMeasuring, 1, 0, false
 	}
 	if e.measured == 1 {
 		e.firstHi = a
@@ -766,7 +761,7 @@ func (e *estimator) raise(now int64, next uint64, maxPause int64) {
 		}
 	}
 	step *= 2
-	if e.counts() && !e.shared {
+	if e.counts() {
 		// A window's count measures the quota: the count at a failed
 		// step's throttle says it (see throttle), and the step costs
 		// only what the pace sent above the quota before that
@@ -775,11 +770,6 @@ func (e *estimator) raise(now int64, next uint64, maxPause int64) {
 		// did: a raise of 60% is found in two probes. Below an upper
 		// bound a count set (top), the step goes no further than that.
 		// The estimator counts the windows itself from here, as placed.
-		// Not where a cut showed others spend (shared): a window's count
-		// is what they left us, and a step of L̂ would take the window
-		// from them (of three clients on 50 per 1 s, one doubled its
-		// pace after a probe passed and grew from 30 to 41 a window in
-		// two ramps while another was cut from 21 to 6, traced).
 		e.followed = false
 		if e.top > e.limit {
 			step = min(step, e.top-e.limit)

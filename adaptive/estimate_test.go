@@ -495,27 +495,3 @@ func TestCutProbesAsFailed(t *testing.T) {
 		}
 	}
 }
-
-// TestSharedRampDoubles: a probe above L̂ that passed ramps. Where a
-// window's count measures the quota, the next step is L̂: the pace
-// doubles, and the count at the first throttle is the quota. Once a
-// window spent below L̂ has cut it, a window's count is what others left
-// us: a step of L̂ would take the window from them, and the step doubles
-// from one instead.
-func TestSharedRampDoubles(t *testing.T) {
-	ms := int64(time.Millisecond)
-	for _, c := range []struct {
-		shared bool
-		step   int64
-	}{{false, 21}, {true, 2}} {
-		e := &estimator{phase: PhaseSettled, fixed: true, limit: 20, shared: c.shared,
-			wlo: 999 * ms, whi: 1001 * ms, win: 1000 * ms, nref: 1}
-		if !e.counts() {
-			t.Fatal("the window's count does not measure the quota")
-		}
-		e.raise(0, 1, int64(time.Minute))
-		if e.limit != 21 || e.step != c.step {
-			t.Errorf("shared %v: after a probe of one passed, L̂ %d and the next step %d; want 21 and %d", c.shared, e.limit, e.step, c.step)
-		}
-	}
-}
