@@ -148,9 +148,8 @@ const maxRefills = 8
 //     again).
 //
 // Probing above L̂, only while callers wait on the pacer: two windows after
-// settling or a raise (a quota that just changed may change back; not
-// after a cut, which may be others' share: see refilled), then at least
-// one window and 200 admissions apart per throttle the failed one before cost,
+// settling (a quota that just changed may change back), then at least one
+// window and 200 admissions apart per throttle the failed one before cost,
 // so that probing costs about 0.5% of what is sent (a slow tenant, which
 // sends fewer than 200 in MaxPause, probes MaxPause apart at the pace, or
 // one window, at first, so that a raise is found soon, and twice as far
@@ -606,27 +605,6 @@ func (e *estimator) schedule(now int64, next uint64, maxPause int64, settled boo
 	}
 	e.probeAt = now + e.win
 	e.probeSeq = next + min(minProbeGap, e.reach(maxPause))
-}
-
-// refilled schedules the next probe above L̂ after a refill that left the
-// estimator settled, where it was in phase was at L̂ limit before. Just
-// settled, or raised, the probe comes soon (see schedule): a quota that
-// just changed may change again. Cut by a window spent below L̂ (see
-// success), it comes as after a failed probe: others spend, or the quota
-// fell, and a probe two windows on takes back from the others what the
-// cut left them, each one failed a throttle of theirs and of ours (three
-// clients on 50 per 1 s probed every few windows, each cutting the
-// others); the spacing of failed probes finds a quota that rose again
-// within minProbeGap admissions.
-func (e *estimator) refilled(was Phase, limit, now int64, next uint64, maxPause int64) {
-	switch {
-	case e.phase != PhaseSettled:
-	case was == PhaseSettled && e.limit < limit:
-		e.schedule(now, next, maxPause, false)
-	case was != PhaseSettled || e.limit != limit:
-		e.fails = 0
-		e.schedule(now, next, maxPause, true)
-	}
 }
 
 // reach returns how many admissions at most separate a failed probe from

@@ -464,34 +464,3 @@ func TestCutHalvesAtMost(t *testing.T) {
 		at += 2000 * ms
 	}
 }
-
-// TestCutProbesAsFailed: a refill that leaves the learner settled
-// schedules the next probe above L̂. Just settled, or raised, it comes two
-// windows on; cut by a window spent below L̂, where others spend or the
-// quota fell, it comes as after a failed probe, one window and
-// minProbeGap admissions on (fewer where the pace sends fewer in
-// MaxPause), so that the others keep what the cut left them. The matrix's
-// 50 per 1 s stepped down to 40%, settled: 0.5% throttled before, 0.2%
-// since (8 runs each).
-func TestCutProbesAsFailed(t *testing.T) {
-	const maxPause = int64(time.Minute)
-	win := int64(time.Second)
-	for _, c := range []struct {
-		name      string
-		was       Phase
-		before    int64 // L̂ before the refill; 20 after it
-		at        int64 // the probe's time, in windows
-		admission uint64
-	}{
-		{"settled", PhaseMeasuring, 20, 2, 1 + 40},
-		{"raised", PhaseSettled, 10, 2, 1 + 40},
-		{"cut", PhaseSettled, 34, 1, 1 + minProbeGap},
-	} {
-		e := estimator{phase: PhaseSettled, limit: 20, win: win}
-		e.refilled(c.was, c.before, 0, 1, maxPause)
-		if e.probeAt != c.at*win || e.probeSeq != c.admission {
-			t.Errorf("%s: the next probe at %v, admission %d; want %v, %d", c.name,
-				time.Duration(e.probeAt), e.probeSeq, time.Duration(c.at*win), c.admission)
-		}
-	}
-}

@@ -222,7 +222,11 @@ func (l *Limiter) learnSuccess(now int64, t *Ticket) bool {
 	next := l.seq.Load() + 1
 	if refilled {
 		s.fresh = true
-		e.refilled(was, limit, now, next, l.params().maxPause)
+		if e.phase == PhaseSettled && (was != PhaseSettled || e.limit != limit) {
+			// Settled, or the quota changed: probe above L̂ soon.
+			e.fails = 0
+			e.schedule(now, next, l.params().maxPause, true)
+		}
 	}
 	interval := l.b.interval.Load()
 	demand := l.held(now, max(2*interval, s.rtt, int64(time.Millisecond)))
