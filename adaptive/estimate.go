@@ -1386,10 +1386,17 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 // on, and a log's refill, which follows our own sends, lies so by chance
 // only once in hundreds: the boundary is probed whatever the step, where
 // the window measured from that refill did not end at L̂ (its count ran
-// past L̂, or a throttle came below it). Where it ended at L̂, our own
-// requests spent it, the doubling finds the refill a window on, and the
-// pair only costs a throttle or two each window measured: 120 per 3 s,
-// whose refills lie on whole seconds, measured for twice as long.
+// past L̂, or a throttle came below it), and where the length is more than
+// a third of the stretch the window before outlasted (from the throttle
+// that began its seek to the refill found, see success): the doubling's
+// step reaches W within twice W of the throttle, and a boundary of W's
+// comes within W more, so the refill found lies within three windows of
+// the throttle even where others spend, and a length shorter than a third
+// of that is no W. Elsewhere the pair only costs a throttle or two each
+// window measured: 120 per 3 s, whose refills lie on whole seconds and
+// whose measured windows end at L̂, measured for twice as long; a client
+// alone on 200 per 10 s, whose measured windows end a few below L̂ (some
+// of its count in flight), threw 6 more at throttles in its first 30 s.
 func (e *estimator) gridEdge(t, fine, maxPause int64) int64 {
 	var r refill // the newest refill, where it predicts a boundary
 	predicts := e.nref > 0 && e.spent != e.limit
@@ -1403,7 +1410,7 @@ func (e *estimator) gridEdge(t, fine, maxPause int64) int64 {
 		if g > maxPause {
 			break
 		}
-		if e.gridOut&(1<<i) != 0 || g < e.wlo || g > e.gap && !(predicts && r.hi/g > r.lo/g) {
+		if e.gridOut&(1<<i) != 0 || g < e.wlo || g > e.gap && !(predicts && 3*g > e.outlast && r.hi/g > r.lo/g) {
 			continue
 		}
 		if x := (t/g + 1) * g; c == 0 || x < c {

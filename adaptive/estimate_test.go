@@ -386,7 +386,11 @@ func TestSeekProbesGrid(t *testing.T) {
 // requests spent it, and the seek goes on as before: probed every
 // seek, such a pair cost the matrix's 120 per 3 s a throttle or two in
 // each window measured (its refills lie on whole seconds) and kept it
-// measuring.
+// measuring. Nor where the window before outlasted three of the length:
+// the seek finds a refill within three windows, whoever spends, and a
+// client alone on 200 per 10 s, its windows measured a few below L̂,
+// paid 1 s pairs (TestMeasuredBudgetHolds: a mean of 44–48 throttles in
+// its first 30 s, against 42).
 func TestSeekProbesRefillsBoundary(t *testing.T) {
 	ms := int64(time.Millisecond)
 	base := int64(1_700_000_000 * time.Second) // a whole second from the epoch
@@ -394,16 +398,18 @@ func TestSeekProbesRefillsBoundary(t *testing.T) {
 	edge := base + 1000*ms
 	past := int64(spread + rtt/2)
 	for _, c := range []struct {
-		name  string
-		spent int64 // the window's count at the throttle; -1 if unknown
-		early bool
+		name    string
+		spent   int64 // the window's count at the throttle; -1 if unknown
+		outlast time.Duration
+		early   bool
 	}{
-		{"count ran past L̂", -1, true},
-		{"throttled below L̂", 12, true},
-		{"ended at L̂", 17, false},
+		{"count ran past L̂", -1, 1600 * time.Millisecond, true},
+		{"throttled below L̂", 12, 1600 * time.Millisecond, true},
+		{"ended at L̂", 17, 1600 * time.Millisecond, false},
+		{"outlasted three", 12, 3100 * time.Millisecond, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := &estimator{phase: PhaseMeasuring, limit: 17, nref: 1}
+			e := &estimator{phase: PhaseMeasuring, limit: 17, nref: 1, outlast: int64(c.outlast)}
 			e.ref[0] = refill{n: 1, lo: base - 14*ms, hi: base + 14*ms} // as a pair places it
 			thr := base + 50*ms
 			e.begin(c.spent, 0, thr, 100, int64(rtt))
