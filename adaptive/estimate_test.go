@@ -470,3 +470,30 @@ func TestCutHalvesAtMost(t *testing.T) {
 		at += 2000 * ms
 	}
 }
+
+// TestMeasuredStepDoubles: in a window measured, where W's lower bound
+// places every success in it, one more than L̂ getting through means the
+// quota grew, or that others spent a little less of this window: the
+// budget's step above the count doubles as each step passes, one, two,
+// four more, as slow start's cap does per round trip. The budget doubled
+// at once before: a count one over L̂ sent L̂ more into a window that an
+// unseen consumer had left nothing of.
+func TestMeasuredStepDoubles(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_700_000_000 * time.Second)
+	e := &estimator{phase: PhaseMeasuring, limit: 42, budget: 43, start: base, startLo: base - ms, wlo: 500 * ms}
+	seq := uint64(100)
+	for _, want := range []struct{ count, limit, budget int64 }{
+		{43, 43, 45},
+		{45, 45, 49},
+		{49, 49, 57},
+	} {
+		for e.count < want.count {
+			e.success(base+e.count*ms, seq, false, ms)
+			seq++
+		}
+		if e.limit != want.limit || e.budget != want.budget {
+			t.Errorf("%d through: L̂ %d, budget %d; want %d, %d", e.count, e.limit, e.budget, want.limit, want.budget)
+		}
+	}
+}
