@@ -102,8 +102,8 @@ const maxRefills = 8
 //     doubling intervals land after that, window after window (the
 //     doubling stops at MaxPause, a whole number of most round windows,
 //     and keeps its phase): the matrix's three clients measured for
-//     minutes. Once refills bound W,
-//     the next refill lies in a predicted interval and each probe halves it.
+//     minutes. Once refills bound W, the next refill lies in a predicted
+//     interval and each probe halves it.
 //     Where a window's count measures the quota and Ŵ is a round length,
 //     the refill comes at a boundary of Ŵ's instead (whole windows after
 //     a refill placed within the spread of arrivals, else after the Unix
@@ -124,12 +124,12 @@ const maxRefills = 8
 //     above L̂ was heard). One more succeeding means the quota grew, or
 //     that others spend a little less of this window: the budget's step
 //     above the count doubles as each step passes (one, two, four more),
-//     until a throttle; where nothing bounds the window,
-//     so that the count may run into the next, L̂ more go, the count
-//     unknown, until a throttle ends a window; a window counted below L̂
-//     twice in a row means it fell (once may be a sliding log or a
-//     bucket still refilling). A request that arrived at the refill's
-//     instant counts in the window it began.
+//     until a throttle; where nothing bounds the window, so that the
+//     count may run into the next, L̂ more go, the count unknown, until
+//     a throttle ends a window; a window counted below L̂ twice in a row
+//     means it fell (once may be a sliding log or a bucket still
+//     refilling). A request that arrived at the refill's instant counts
+//     in the window it began.
 //   - Settled (PhaseSettled), once a measured window confirmed L̂ and the
 //     bounds on W are tight (1.5%) or hold one round value (or, after six
 //     windows, at the upper bound; after twelve whose refills fit no fixed
@@ -140,8 +140,9 @@ const maxRefills = 8
 //     L̂ to c, still settled: what the server leaves us at our pace, less
 //     than L̂ where the quota fell or a consumer we cannot see spends part
 //     of it; but to half of L̂ at most, window by window, for where others
-//     spend, one window may leave us almost nothing. A throttle in the stretch where the next window's start is
-//     uncertain, none of ours through in that window yet, ends the window
+//     spend, one window may leave us almost nothing. A throttle in the
+//     stretch where the next window's start is uncertain, none of ours
+//     through in that window yet, ends the window
 //     counted: at c below L̂, L̂ is c (paced at one above the quota, the
 //     one above comes last in a window, just there, every window); at L̂,
 //     it and a success right after it are a window's end and the next
@@ -437,8 +438,8 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		// as the window began, and cut to that, two of the matrix's three
 		// clients on 200 per 10 s sat at 1 per 10 s while the probes
 		// doubled it back); a quota that fell is reached a window or two
-		// later. Where the throttle fell
-		// in the stretch where the window's start is uncertain, it and
+		// later. Where the throttle fell in the stretch where the
+		// window's start is uncertain, it and
 		// the refill after it are a window's end and the next one's
 		// start: the refill places the windows anew, L̂ stands, and
 		// the next window's end, placed, says its count (once: a
@@ -1429,7 +1430,8 @@ func (e *estimator) gridEdge(t, fine, maxPause int64) int64 {
 		if g > maxPause {
 			break
 		}
-		if e.gridOut&(1<<i) != 0 || g < e.wlo || g > e.gap && !(predicts && 3*g > e.outlast && 16*(r.hi-r.lo) <= g && r.hi/g > r.lo/g) {
+		predicted := predicts && 3*g > e.outlast && 16*(r.hi-r.lo) <= g && r.hi/g > r.lo/g
+		if e.gridOut&(1<<i) != 0 || g < e.wlo || g > e.gap && !predicted {
 			continue
 		}
 		if x := (t/g + 1) * g; c == 0 || x < c {
