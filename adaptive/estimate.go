@@ -1399,10 +1399,11 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 //     before and just past a boundary places one: see nextProbe) and
 //     within a sixteenth of the length: a log's or a bucket's refill,
 //     which follows our own sends, lies on a boundary by chance (placed
-//     within 280 ms, as round trips of 57 ms place it, on a 1 s boundary
-//     one time in four: a family draw of two clients on a slow bucket
-//     threw 62% of its settled requests at throttles without this bound,
-//     24–28% with it, 2–46% before either, over 3 to 6 runs);
+//     within about 280 ms, as round trips of 57 ms and their spread
+//     place it, on a 1 s boundary one time in four (reckoned): a family
+//     draw of two clients on a slow bucket threw 62% of its settled
+//     requests at throttles in 3 of 3 runs without this bound, 24–63%
+//     over 9 with it, 2–46% over 6 before either);
 //   - the window measured from it did not end at L̂ (its count ran past
 //     L̂, or a throttle came below it): where it ended at L̂, our own
 //     requests spent it, the doubling finds the refill a window on, and

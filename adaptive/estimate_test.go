@@ -442,10 +442,11 @@ func TestSeekProbesRefillsBoundary(t *testing.T) {
 // window left us, and one window may leave us almost nothing: another
 // client measuring sends its L̂+1 at once as the window begins. Cut to
 // that count, the matrix's three clients on 200 per 10 s left two of
-// them at 1 per 10 s while the third took the rest (traced), and the
-// cell's p99 was 13× Little's wait (8 runs; 3.8× since). A count within half
-// of L̂ is L̂ at once, as before; below it, L̂ halves each window until it
-// gets there.
+// them at 1 per 10 s while the third took the rest (traced with the
+// seek's first form, c6938e9, whose cell's p99 was 13× Little's wait
+// over 8 runs, 3.8× with the halving). A count within half of L̂ is L̂
+// at once, as before; below it, L̂ halves each window until it gets
+// there.
 func TestCutHalvesAtMost(t *testing.T) {
 	ms := int64(time.Millisecond)
 	base := int64(1_700_000_000 * time.Second) // a whole second from the epoch

@@ -15,11 +15,11 @@ import (
 // stays in slow start, which it leaves only on a throttle its tests
 // confirm (2–6 of the 32 runs ended there, in each of 6 runs of the
 // test, 19.6–23.5% of their settled requests throttled; none in 6 runs
-// since). The fit, which
-// sees where the throttles gather, names fixed 11/1s within a few
-// seconds; where the estimator has no rule of its own yet, a window on
-// the grid the fit names twice, and prefers to every rule of another
-// kind by more than chance, is paced by: no run may end in slow start.
+// since). The fit, which sees where the throttles gather, names fixed
+// 11/1s within a few seconds; where the estimator has no rule of its own
+// yet, a window on the grid the fit names twice, and prefers to every
+// rule of another kind by more than chance, is paced by: no run may end
+// in slow start.
 func TestFitEndsSlowStart(t *testing.T) {
 	c := Draw(104)
 	for seed := range uint64(32) {
