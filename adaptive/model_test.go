@@ -151,11 +151,14 @@ func TestSlowStart(t *testing.T) {
 // first window measured): 52–71 throttles a run, a mean of 60 in each of
 // two runs. Held past the stretch the window before outlasted: 33–48, a
 // mean of 38–41 in each of seven runs, five of them under -race (the
-// order in which the bubble runs its goroutines moves a seed). The
-// REGRESSION FLOOR, a mean of 48, leaves that margin, and the old hold
-// fails it.
+// order in which the bubble runs its goroutines moves a seed). Since a
+// measured window's budget grows by steps (15ce553), which trades a few
+// of these throttles for windows that find a raise: means of 43.1–48.0
+// in 25 runs under -race (45.4 on average), and 48.8 once in CI. The
+// REGRESSION FLOOR, a mean of 53, leaves that spread a margin of four,
+// and the old hold, at 60, fails it.
 func TestMeasuredBudgetHolds(t *testing.T) {
-	const seeds, floor = 8, 48.0
+	const seeds, floor = 8, 53.0
 	q := fakecloud.Quota{Limit: 200, Window: 10 * time.Second}
 	var throttled []float64
 	for seed := range uint64(seeds) {
