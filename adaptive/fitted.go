@@ -328,18 +328,20 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	switch {
 	case b.Kind == fit.Bucket && !blind:
 		return l.followBucket(now, fresh)
-	case b.Kind != fit.Fixed && b.Kind != fit.Sliding:
+	case b.Kind != fit.Fixed && b.Kind != fit.Sliding && b.Kind != fit.FirstUse:
 		return false
 	}
 	ours := ours(d.fit)
 	mine := e.rule()
 	pace := ours
-	if b.Kind == fit.Fixed && !b.OnGrid() {
-		// A fixed window off the grid is judged as named, and paced
-		// as the most restrictive rule near it: a sliding log of its
-		// limit per its window, which no fixed window of that length
-		// holds more of, wherever it begins. (The estimator keeps
-		// the phases of windows on the grid only.)
+	if b.Kind == fit.Fixed && !b.OnGrid() || b.Kind == fit.FirstUse {
+		// A fixed window off the grid, or one opened on first use, is
+		// judged as named, and paced as the most restrictive rule
+		// near it: a sliding log of its limit per its window, which
+		// no fixed window of that length holds more of, wherever it
+		// begins. (The estimator keeps the phases of windows on the
+		// grid only; a window opened on first use has none but our
+		// sends'.)
 		pace.Kind, pace.Start = fit.Sliding, time.Time{}
 	}
 	switch {
@@ -372,12 +374,14 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 		// a fixed window's bursts, bunched, fit a log shorter than the
 		// window as well, which would pace too fast.
 		return false
-	case e.phase == PhaseMeasuring && ours.Kind == fit.Sliding && d.rec.Prefers(b, d.fit.RunnerUp):
+	case e.phase == PhaseMeasuring && (ours.Kind == fit.Sliding || ours.Kind == fit.FirstUse) && d.rec.Prefers(b, d.fit.RunnerUp):
 		// While the estimator measures, its rule is a guess, and each
 		// window it sends L̂+1 at once, which a log holds against the
-		// pace for a whole window after: a log that explains the
-		// answers better than every rule of another kind is taken,
-		// whether or not it beats the guess by more than chance.
+		// pace for a whole window after (and a window opened on first
+		// use drifts from any the guess places): a rule of either that
+		// explains the answers better than every rule of another kind
+		// is taken, whether or not it beats the guess by more than
+		// chance.
 	case !d.rec.Prefers(ours, mine):
 		return false
 	}

@@ -43,7 +43,7 @@ func (r *Record) Change(rule Rule) (time.Time, bool) {
 	}
 	need := int64(0) // how long the newest answers must span for rule to judge them
 	switch rule.Kind {
-	case Fixed, Sliding:
+	case Fixed, Sliding, FirstUse:
 		need = 2 * int64(rule.Window)
 	case Bucket:
 		if rule.Rate > 0 {

@@ -71,6 +71,9 @@ func ruleOf(q fakecloud.Quota) Rule {
 	case fakecloud.TokenBucket:
 		return Rule{Kind: Bucket, Limit: int64(q.Burst), Rate: float64(q.Limit) / q.Window.Seconds()}
 	}
+	if q.Align == fakecloud.AlignFirst {
+		return Rule{Kind: FirstUse, Limit: int64(q.Limit), Window: q.Window}
+	}
 	return Rule{Kind: Fixed, Limit: int64(q.Limit), Window: q.Window, Start: time.Unix(0, 0).Add(q.Offset)}
 }
 
@@ -80,6 +83,7 @@ var shapes = []fakecloud.Quota{
 	{Policy: fakecloud.FixedWindow, Limit: 40, Window: 10 * time.Second},
 	{Policy: fakecloud.SlidingWindow, Limit: 10, Window: 2 * time.Second},
 	{Policy: fakecloud.TokenBucket, Limit: 20, Window: time.Second, Burst: 5},
+	{Policy: fakecloud.FixedWindow, Limit: 8, Window: 2 * time.Second, Align: fakecloud.AlignFirst},
 }
 
 // TestGrantsMatchFakecloud: each member predicts exactly what its server
@@ -172,7 +176,7 @@ func misses(b, want Rule) string {
 		m = append(m, fmt.Sprintf("limit %d, want %d ± 1", b.Limit, want.Limit))
 	}
 	switch b.Kind {
-	case Fixed, Sliding:
+	case Fixed, Sliding, FirstUse:
 		if e := math.Abs(float64(b.Window-want.Window)) / float64(want.Window); e > 0.02 {
 			m = append(m, fmt.Sprintf("window %v, want %v ± 2%%", b.Window, want.Window))
 		}

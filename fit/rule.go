@@ -26,9 +26,15 @@ const (
 	Bucket
 	// Cap: at most Limit requests in flight at once.
 	Cap
+	// FirstUse: at most Limit in each window of length Window that the
+	// first request after the last window ended opens: a counter made on
+	// first use that expires a Window later (a Redis INCR with an
+	// EXPIRE). Its windows follow our own sends, so they have no phase
+	// of their own.
+	FirstUse
 )
 
-var kindNames = [...]string{None: "none", Fixed: "fixed", Sliding: "sliding", Bucket: "bucket", Cap: "cap"}
+var kindNames = [...]string{None: "none", Fixed: "fixed", Sliding: "sliding", Bucket: "bucket", Cap: "cap", FirstUse: "first-use"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -41,8 +47,8 @@ func (k Kind) String() string {
 // rule by which a server grants requests. The zero Rule is None.
 type Rule struct {
 	Kind   Kind
-	Limit  int64         // grants per window (Fixed, Sliding), the bucket's depth (Bucket), requests in flight (Cap)
-	Window time.Duration // Fixed, Sliding
+	Limit  int64         // grants per window (Fixed, Sliding, FirstUse), the bucket's depth (Bucket), requests in flight (Cap)
+	Window time.Duration // Fixed, Sliding, FirstUse
 	Start  time.Time     // Fixed: a window begins here (the zero Time: the Unix epoch)
 	Rate   float64       // Bucket: tokens a second
 }
@@ -52,7 +58,13 @@ type Rule struct {
 // tries first, where one off the grid it searched for. A rule without a
 // window is on no grid.
 func (r Rule) OnGrid() bool {
-	return (r.Kind == Fixed || r.Kind == Sliding) && slices.Contains(grid[:], r.Window)
+	return r.windowed() && slices.Contains(grid[:], r.Window)
+}
+
+// windowed reports whether r's kind counts grants in a window of length
+// Window: a fixed window, a sliding log, or one opened on first use.
+func (r Rule) windowed() bool {
+	return r.Kind == Fixed || r.Kind == Sliding || r.Kind == FirstUse
 }
 
 // PerSecond returns the long-run rate the rule grants, in requests a
@@ -60,7 +72,7 @@ func (r Rule) OnGrid() bool {
 // bound no rate.
 func (r Rule) PerSecond() float64 {
 	switch r.Kind {
-	case Fixed, Sliding:
+	case Fixed, Sliding, FirstUse:
 		if r.Window > 0 {
 			return float64(r.Limit) / r.Window.Seconds()
 		}
@@ -71,7 +83,8 @@ func (r Rule) PerSecond() float64 {
 }
 
 // String formats the rule, e.g. "fixed 100/1s at 12:00:00.250", "sliding
-// 50/2s", "bucket 20/s, 10 deep", "cap 8 in flight" or "none".
+// 50/2s", "first-use 8/2s", "bucket 20/s, 10 deep", "cap 8 in flight" or
+// "none".
 func (r Rule) String() string {
 	switch r.Kind {
 	case None:
@@ -84,6 +97,8 @@ func (r Rule) String() string {
 		return s
 	case Sliding:
 		return fmt.Sprintf("sliding %d/%v", r.Limit, r.Window)
+	case FirstUse:
+		return fmt.Sprintf("first-use %d/%v", r.Limit, r.Window)
 	case Bucket:
 		return fmt.Sprintf("bucket %.3g/s, %d deep", r.Rate, r.Limit)
 	case Cap:
@@ -140,7 +155,7 @@ func (r Rule) wellFormed() bool {
 	switch r.Kind {
 	case None, Bucket, Cap:
 		return true
-	case Fixed, Sliding:
+	case Fixed, Sliding, FirstUse:
 		return r.Window > 0
 	}
 	return false
@@ -151,10 +166,10 @@ func (r Rule) wellFormed() bool {
 // request whose load is below its Limit. Times are Unix ns, nondecreasing.
 type meter struct {
 	kind  Kind
-	win   int64 // ns: Fixed, Sliding
+	win   int64 // ns: Fixed, Sliding, FirstUse
 	start int64 // Fixed: a window's start, Unix ns
-	// Fixed: the window counted (its index), where the next begins, and
-	// the grants in it.
+	// Fixed, FirstUse: the window counted (Fixed: its index), where the
+	// next begins, and the grants in it.
 	k, next, count int64
 	// Sliding: the grants' arrivals, oldest first from head.
 	log  []int64
@@ -189,6 +204,11 @@ func (m *meter) load(at int64, level int32) int64 {
 			m.next = m.start + (m.k+1)*m.win
 		}
 		return m.count
+	case FirstUse:
+		if at >= m.next {
+			m.next, m.count = at+min(m.win, math.MaxInt64-max(at, 0)), 0
+		}
+		return m.count
 	case Sliding:
 		cut := at - m.win
 		for m.head < len(m.log) && m.log[m.head] <= cut {
@@ -218,7 +238,7 @@ func (m *meter) load(at int64, level int32) int64 {
 // take counts a grant at at.
 func (m *meter) take(at int64) {
 	switch m.kind {
-	case Fixed:
+	case Fixed, FirstUse:
 		m.count++
 	case Sliding:
 		m.log = append(m.log, at)

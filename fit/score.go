@@ -298,6 +298,17 @@ func (r *Record) Fit() Fit {
 	if f.levels {
 		try(f.score(Rule{Kind: Cap}))
 	}
+	// A window opened on first use, where it beats the best fixed
+	// window (placed) and sliding log by more than chance (see
+	// firstUse); else it is only the best of its kind.
+	if c := f.firstUse(off, span); !math.IsInf(c.cost, 1) {
+		sl := byKind[Sliding]
+		if (math.IsInf(top.cost, 1) || c.beats(top)) && (math.IsInf(sl.cost, 1) || c.beats(sl)) {
+			try(c)
+		} else {
+			byKind[FirstUse] = c
+		}
+	}
 	runner := cand{cost: math.Inf(1)}
 	for k, c := range byKind {
 		if Kind(k) != best.rule.Kind && c.better(runner) {
@@ -358,6 +369,33 @@ func (r *Record) Fit() Fit {
 		}
 	}
 	return out
+}
+
+// firstUse returns the best window opened on first use: of the grid's
+// lengths and of those the refills space out (its refills follow our
+// sends, but a tenant that sends steadily opens each window soon after
+// the last one ended). Its windows follow the arrivals, and the arrivals
+// follow the pace, so on a steady pace a fixed window or a sliding log of
+// the same length explains much the same answers: Fit takes it only where
+// it beats both by more than chance.
+func (f *fitter) firstUse(off []offWindow, span int64) cand {
+	best := cand{cost: math.Inf(1)}
+	for _, w := range grid {
+		if int64(w) <= span {
+			if c := f.score(Rule{Kind: FirstUse, Window: w}); c.better(best) {
+				best = c
+			}
+		}
+	}
+	for _, o := range off {
+		if int64(o.w) <= span {
+			c := f.score(Rule{Kind: FirstUse, Window: o.w})
+			if c.off = true; c.better(best) {
+				best = c
+			}
+		}
+	}
+	return best
 }
 
 // again scores rule r's kind again at its time parameters, on samples
@@ -481,6 +519,8 @@ func (f *fitter) loadsOnly(r Rule) []int64 {
 		f.loadsFixed(load, r)
 	case Sliding:
 		f.loadsSliding(load, int64(r.Window))
+	case FirstUse:
+		f.loadsFirstUse(load, int64(r.Window))
 	case Bucket:
 		f.loadsBucket(load, r)
 	case Cap:
@@ -664,6 +704,30 @@ func (f *fitter) loadsSliding(load []int64, w int64) {
 	}
 }
 
+// loadsFirstUse: the successes before each sample in its window, where
+// the first arrival after a window ended opens the next. Before the first
+// throttle, where windows began is unknown: nothing there is judged. The
+// first throttle's window is spent until the success after it, which
+// opened the next window (a request that arrives in a window spent is
+// throttled; the one that opens a window is granted): from there on the
+// arrivals place every window.
+func (f *fitter) loadsFirstUse(load []int64, w int64) {
+	from, end := -1, int64(0)
+	for i, s := range f.s {
+		switch {
+		case i < f.i0:
+			load[i] = unjudged
+			continue
+		case from < 0 && s.thr:
+			load[i] = spent
+			continue
+		case from < 0 || s.at >= end:
+			from, end = i, s.at+min(w, math.MaxInt64-max(s.at, 0))
+		}
+		load[i] = int64(f.cum[i] - f.cum[from])
+	}
+}
+
 // loadsBucket: the tokens owed before each sample. Empty at the first
 // throttle (less than a token): from there the tokens are z, earned less
 // granted, and as much as a token more, less what the depth cut off when
@@ -727,7 +791,7 @@ func (f *fitter) tally(load []int64, kind Kind, booked bool) {
 	// The load of the next success, as fills takes it: −1 for a new
 	// window, or none; and whether runs may be fills at all (never, if
 	// next stays above every load).
-	next, noFill := int64(-1), kind != Fixed || !booked
+	next, noFill := int64(-1), !filled(kind) || !booked
 	if noFill {
 		next = spent
 	}
@@ -790,8 +854,8 @@ func (f *fitter) tally(load []int64, kind Kind, booked bool) {
 	f.past, f.hsPast, f.htPast = past, hsPast, htPast
 }
 
-// fills sets f.fill for each throttle of a fixed window that begins a
-// run which spent the window's count: the success after the run comes in
+// fills sets f.fill for each throttle of a fixed window (or one opened
+// on first use) that begins a run which spent the window's count: the success after the run comes in
 // a later window, or the record ends first. Shedding refuses one here and
 // there, and the success after comes in the same window. (A trailing
 // window's or a bucket's count falls all the time, so the success after a
@@ -801,7 +865,7 @@ func (f *fitter) tally(load []int64, kind Kind, booked bool) {
 func (f *fitter) fills(load []int64, kind Kind, booked bool) {
 	f.fill = slices.Grow(f.fill[:0], len(load))[:len(load)]
 	clear(f.fill)
-	if kind != Fixed || !booked {
+	if !filled(kind) || !booked {
 		return
 	}
 	next := int64(-1) // the load of the next success; −1: a new window, or none
@@ -817,6 +881,11 @@ func (f *fitter) fills(load []int64, kind Kind, booked bool) {
 		f.fill[i] = next < ld
 	}
 }
+
+// filled reports whether a run of throttles under a rule of kind k may
+// be a fill: a fixed window's, or one opened on first use, whose count
+// falls only when a new window begins.
+func filled(k Kind) bool { return k == Fixed || k == FirstUse }
 
 // threshold returns the Limit that costs least on the loads tallied (the
 // smallest of equals: the most grants seen under it), and its cost. A
@@ -1189,14 +1258,15 @@ const (
 	bucketSpan  = 1.5
 )
 
-// others returns Ô under r, a fixed window: the median, over the runs of
+// others returns Ô under r, a fixed window (or one opened on first
+// use): the median, over the runs of
 // throttles that were fills (see fills), of r's Limit less the load the
 // run began at. Someone else's spending fills the count early in most
 // windows; shedding is no fill, and a window misjudged now and then moves
 // no median. 0 if fewer than three fills, or for another kind (which
 // tells no fill apart).
 func (f *fitter) others(r Rule) float64 {
-	if r.Kind != Fixed {
+	if !filled(r.Kind) {
 		return 0
 	}
 	f.fills(f.loadsOnly(r), r.Kind, true)
