@@ -25,17 +25,17 @@ import (
 // throttles have scrolled out, nor when a quota explains more of them than
 // no quota does, by less than chance could.
 //
-// The fit paces three members of the family so far, the fixed window on the
-// grid, the sliding log on it or off it, and the token bucket, and only where
-// the record shows the estimator's wrong: when a fit names one, L less Ô
-// per W, that the fit before it named too, with throttles between, and that
-// explains the answers better than L̂ per Ŵ by more than chance
-// (fit.Record.Prefers, each at its own limit; weighed at each fit and, while
-// the estimator is settled, as often between fits), or, where the estimator
-// has no rule yet (slow start, or measuring with nothing to bound W), a
-// window on the grid that explains them better than the best rule of
-// another kind by more than chance, the estimator settles on
-// it (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
+// The fit paces four members of the family so far, the fixed window on or off
+// the grid, the sliding log on it or off it, the window opened on first use,
+// and the token bucket, and only where the record shows the estimator's wrong:
+// when a fit names one, L less Ô per W, that the fit before it named too, with
+// throttles between, and that explains the answers better than L̂ per Ŵ by
+// more than chance (fit.Record.Prefers, each at its own limit; weighed at each
+// fit and, while the estimator is settled, as often between fits), or, where
+// the estimator has no rule yet (slow start, or measuring with nothing to
+// bound W), a window on the grid that explains them better than the best rule
+// of another kind by more than chance, the estimator settles on it
+// (Snapshot.PacedByFit): its bounds are the fit's W, its refills a fixed
 // window's starts (a sliding log's follow our own sends: none is kept), and a
 // request reaches the server where the fit's delay into the round trip puts
 // it, so only that share of the round trip's variation widens the pace. Paced
@@ -55,9 +55,13 @@ import (
 // sends. While the estimator measures, a sliding log that the record prefers
 // so is taken whether or not it beats the estimator's rule, a guess that sends
 // L̂+1 at once each window, which a log holds against the pace for a whole
-// window after. A fixed window off the grid is not yet: early in a record, a
-// scan of the refills' spacing finds a length a few percent off, or a fraction
-// of the window.
+// window after. A fixed window off the grid, or one opened on first use, is
+// judged as named and paced as a sliding log of its count per its length, the
+// most restrictive rule near it, with the same checks as a log off the grid:
+// the estimator keeps the phases of windows on the grid only (early in a
+// record, a scan of the refills' spacing finds a length a few percent off, or
+// a fraction of the window), and a window opened on first use has no phase but
+// our sends'.
 //
 // A token bucket (rate r, D deep) is taken where, besides the above, the
 // record prefers it to the best fit of every other kind too by more than
@@ -83,8 +87,7 @@ import (
 // deep as it saw the bucket drained, so fits are alike by rate alone,
 // and a passing probe proves less where the bucket is deeper than
 // fitted: the ramp, not the fit, climbs that last stretch.
-// Fixed windows off the grid, the cap and no quota pace by the fit in
-// the next stages.
+// The cap and no quota pace by the fit in the next stages.
 //
 // A change point cuts the record. It holds minutes of a tenant that
 // sends a few requests a window, and a fit weighs the answers from
@@ -286,30 +289,32 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 	return weigh && l.followFit(now, refit)
 }
 
-// followFit hands a window the fit names, fixed or sliding, or a token
-// bucket (see followBucket), to the estimator, to pace by, where the
-// record shows the estimator's own wrong: the fit's rule, its Limit less Ô
-// (what we may send), explains the answers better than L̂ per Ŵ does by
-// more than chance (fit.Record.Prefers). The fit must have named it
-// before, with throttles between (see alike), and a fixed window must be
-// on the grid: early in a record, a search of refills' spacing off the
-// grid finds lengths a few percent off, or a fraction of the window, which
-// explain a few refills by luck. A sliding log may be off it, where it
-// also explains the answers better than the fit's best rule of another
-// kind by more than chance: the fit takes its length from the successes,
-// which bound it from above (the longest length they allow, of equals),
-// and a sliding log's refills, which follow our own sends, leave the
-// estimator's own bounds loose; but a fixed window's bursts, bunched, fit
-// a log shorter than the window too. While the estimator measures, a
-// sliding log that does so is taken without beating the estimator's rule,
-// a guess that bursts each window. Where the estimator has no rule yet
-// (blind: slow start, or measuring with nothing to bound W), it sends
-// unpaced, and a window on the grid that explains the answers better than
-// the best rule of another kind by more than chance is taken; one off the
-// grid is not (a search over many lengths finds one that explains a few
-// strays by luck, where a server sheds load whatever the rate). A cap, no
-// quota, or a token bucket while blind leaves the estimator as it is:
-// those pace by the fit in the next stages (#35).
+// followFit hands a window the fit names, fixed, sliding or opened on
+// first use, or a token bucket (see followBucket), to the estimator, to
+// pace by, where the record shows the estimator's own wrong: the fit's
+// rule, its Limit less Ô (what we may send), explains the answers better
+// than L̂ per Ŵ does by more than chance (fit.Record.Prefers). The fit
+// must have named it before, with throttles between (see alike). A fixed
+// window on the grid is paced with its phase; one off the grid, or one
+// opened on first use, as a sliding log of its count per its length (early
+// in a record, a search of refills' spacing off the grid finds lengths a
+// few percent off, or a fraction of the window, whose phase would
+// mislead). A window off the grid must also explain the answers better
+// than the fit's best rule of another kind by more than chance: the fit
+// takes its length from the successes, which bound it from above (the
+// longest length they allow, of equals), and a sliding log's refills,
+// which follow our own sends, leave the estimator's own bounds loose; but
+// a fixed window's bursts, bunched, fit a log shorter than the window too.
+// While the estimator measures, a sliding log or a window opened on first
+// use that does so is taken without beating the estimator's rule, a guess
+// that bursts each window. Where the estimator has no rule yet (blind:
+// slow start, or measuring with nothing to bound W), it sends unpaced, and
+// a window on the grid that explains the answers better than the best rule
+// of another kind by more than chance is taken; one off the grid is not (a
+// search over many lengths finds one that explains a few strays by luck,
+// where a server sheds load whatever the rate). A cap, no quota, or a
+// token bucket while blind leaves the estimator as it is: those pace by
+// the fit in the next stages (#35).
 //
 // It weighs at each fit (fresh) and between fits, while the estimator
 // is settled: the record's evidence grows. While the estimator measures

@@ -15,10 +15,11 @@
 //     is unknown, and that one gives each throttle the most it may have
 //     met.
 //   - The family (Kind) is the rules servers use: a fixed window (Limit
-//     per Window, from Start), a sliding log (Limit in any trailing
-//     Window), a token bucket (Rate, Limit deep), a cap on requests in
-//     flight (Limit), and no quota at all (refusals that do not depend on
-//     what is sent: shedding). Each grants a request while its count, the
+//     per Window, from Start), one that the first request after the last
+//     one ended opens (a counter made on first use), a sliding log (Limit
+//     in any trailing Window), a token bucket (Rate, Limit deep), a cap on
+//     requests in flight (Limit), and no quota at all (refusals that do
+//     not depend on what is sent: shedding). Each grants a request while its count, the
 //     load that stands against it, is below its Limit (Rule.Grants).
 //   - A member's time parameters are searched: a window's length on the
 //     grid of round values servers use (1 s … 1 h) or off it, from the
@@ -38,13 +39,18 @@
 //     bucket's rate between the bounds that pairs of throttles set, and
 //     no bucket where those bounds cross by more than a round trip's
 //     uncertainty explains (a burst, then throttles for seconds: a
-//     window's). Its Limit is then computed, not searched: the count
-//     that costs least.
+//     window's); a window opened on first use at the grid's lengths and
+//     those the refills space out: its windows follow the arrivals, so
+//     on a steady pace it explains much what a fixed window or a sliding
+//     log of its length does, and it is named only where it beats both
+//     by more than chance. Its Limit is then computed, not searched: the
+//     count that costs least.
 //   - The cost of a member on the record: a success it forbids is heavy
 //     (4), it says that rule is wrong; a run of throttles it does not
 //     explain costs 1, as it does to no quota, or half where the run
 //     spent a fixed window's count early (the success after it comes in
-//     the next window): someone we cannot see spent the rest. Throttles in
+//     the next window; so too for one opened on first use): someone we
+//     cannot see spent the rest. Throttles in
 //     a row at one count are one event. Where a member cannot tell its
 //     count (a trailing window's first stretch, a bucket's first token),
 //     it costs what no quota costs. The record begins at a throttle: every
@@ -56,7 +62,10 @@
 //     a fixed window off the grid, searched over many lengths, must beat
 //     the grid's best by more than chance too, and so must a sliding
 //     log's length the successes give where it lies within a round trip
-//     or two of a round one. The runner-up is the best of another kind.
+//     or two of a round one. The runner-up is the best of another kind
+//     that a pacer would follow otherwise (a sliding log and a window
+//     opened on first use are both paced as a log: neither is the
+//     other's runner-up).
 //   - Two rules, each at its own limit, are compared the same way
 //     (Record.Prefers): one is preferred where it costs less by more than
 //     chance could. A pacer asks it whether the rule it paces by is wrong.
@@ -72,11 +81,12 @@
 //     the newer on a slow tenant, would otherwise hold the fit at the
 //     rule before.
 //   - Ô (Fit.Others) is what someone we cannot see spends of the best
-//     fixed window's Limit: the median shortfall of the counts at which runs
-//     that spent it began. Shedding refuses one here and there and makes
-//     no such run, which is how the two are told apart.
+//     fixed window's Limit (or one opened on first use's): the median
+//     shortfall of the counts at which runs that spent it began.
+//     Shedding refuses one here and there and makes no such run, which
+//     is how the two are told apart.
 //
-// A Fit costs 40–75 µs on a full record on a 2-core machine, by the day
+// A Fit costs 50–75 µs on a full record on a 2-core machine, by the day
 // (BenchmarkFit) and allocates next to nothing; a caller fits where the
 // answers turn, not on every answer.
 package fit

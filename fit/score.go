@@ -17,14 +17,17 @@ type Fit struct {
 	// explains every answer it judges; answers it cannot judge cost what
 	// they cost no quota.
 	Score float64
-	// RunnerUp is the best member of another kind than Best's, and
-	// RunnerUpScore its score.
+	// RunnerUp is the best member of another kind than Best's that a
+	// pacer would follow otherwise, and RunnerUpScore its score: a
+	// sliding log and a window opened on first use are not each other's
+	// runner-up (both are paced as a log of Limit per Window).
 	RunnerUp      Rule
 	RunnerUpScore float64
 	// Others is Ô: of Best's Limit, what someone we cannot see spends,
 	// the median shortfall of the counts at which runs of throttles that
-	// filled a window began. Only a fixed window tells such runs apart;
-	// 0 for the other kinds, and where fewer than three runs filled.
+	// filled a window began. Only a fixed window, or one opened on first
+	// use, tells such runs apart; 0 for the other kinds, and where fewer
+	// than three runs filled.
 	Others float64
 	// Delay is the share of a round trip after which the server counted a
 	// request, as fitted: 0 at sending, 1 at the answer.
@@ -311,7 +314,7 @@ func (r *Record) Fit() Fit {
 	}
 	runner := cand{cost: math.Inf(1)}
 	for k, c := range byKind {
-		if Kind(k) != best.rule.Kind && c.better(runner) {
+		if !paceAlike(Kind(k), best.rule.Kind) && c.better(runner) {
 			runner = c
 		}
 	}
@@ -369,6 +372,13 @@ func (r *Record) Fit() Fit {
 		}
 	}
 	return out
+}
+
+// paceAlike reports whether rules of kinds a and b are paced alike: of
+// one kind, or a sliding log and a window opened on first use, which a
+// pacer follows as a log of Limit per Window.
+func paceAlike(a, b Kind) bool {
+	return a == b || a == Sliding && b == FirstUse || a == FirstUse && b == Sliding
 }
 
 // firstUse returns the best window opened on first use: of the grid's
