@@ -167,6 +167,7 @@ func Cells() []Cell {
 		{Name: "fixed 200/10s", Quota: fixed(200, 10*time.Second)},
 		{Name: "fixed 600/60s", Quota: fixed(600, time.Minute)},
 		{Name: "sliding 50/1s", Quota: fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}},
+		{Name: "fixed 50/1s from the first request", Quota: fakecloud.Quota{Limit: 50, Window: time.Second, Align: fakecloud.AlignFirst}},
 		{Name: "bucket 30/s, burst 60", Quota: fakecloud.Quota{Policy: fakecloud.TokenBucket, Limit: 30, Window: time.Second, Burst: 60}},
 		{Name: "fixed 50/1s, 5–45 ms, 5% 503", Quota: fixed(50, time.Second), RTT: 25 * time.Millisecond, Jitter: 20 * time.Millisecond,
 			Faults: fakecloud.Faults{UnavailableRate: 0.05}},
