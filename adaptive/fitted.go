@@ -57,7 +57,7 @@ import (
 // L̂+1 at once each window, which a log holds against the pace for a whole
 // window after. A fixed window off the grid, or one opened on first use, is
 // judged as named and paced as a sliding log of its count per its length, the
-// most restrictive rule near it, with the same checks as a log off the grid:
+// most restrictive rule near it, with the checks a log of that length has:
 // the estimator keeps the phases of windows on the grid only (early in a
 // record, a scan of the refills' spacing finds a length a few percent off, or
 // a fraction of the window), and a window opened on first use has no phase but

@@ -19,8 +19,9 @@
 //     one ended opens (a counter made on first use), a sliding log (Limit
 //     in any trailing Window), a token bucket (Rate, Limit deep), a cap on
 //     requests in flight (Limit), and no quota at all (refusals that do
-//     not depend on what is sent: shedding). Each grants a request while its count, the
-//     load that stands against it, is below its Limit (Rule.Grants).
+//     not depend on what is sent: shedding). Each grants a request while
+//     its count, the load that stands against it, is below its Limit
+//     (Rule.Grants).
 //   - A member's time parameters are searched: a window's length on the
 //     grid of round values servers use (1 s … 1 h) or off it, from the
 //     intervals in which refills fell (a throttle, then a success); a
@@ -50,11 +51,11 @@
 //     explain costs 1, as it does to no quota, or half where the run
 //     spent a fixed window's count early (the success after it comes in
 //     the next window; so too for one opened on first use): someone we
-//     cannot see spent the rest. Throttles in
-//     a row at one count are one event. Where a member cannot tell its
-//     count (a trailing window's first stretch, a bucket's first token),
-//     it costs what no quota costs. The record begins at a throttle: every
-//     member is spent there.
+//     cannot see spent the rest. Throttles in a row at one count are one
+//     event. Where a member cannot tell its count (a trailing window's
+//     first stretch, a bucket's first token), it costs what no quota
+//     costs. The record begins at a throttle: every member is spent
+//     there.
 //   - The fit (Record.Fit) is the member of least cost per answer, of
 //     those that beat no quota by more than chance does (√T, on T runs of
 //     throttles): shedding leaves some count that, by luck, explains a
