@@ -64,9 +64,8 @@
 //     the grid's best by more than chance too, and so must a sliding
 //     log's length the successes give where it lies within a round trip
 //     or two of a round one. The runner-up is the best of another kind
-//     that a pacer would follow otherwise (a sliding log and a window
-//     opened on first use are both paced as a log: neither is the
-//     other's runner-up).
+//     (a sliding log and a window opened on first use, which count a
+//     steady stream of requests alike, are not each other's).
 //   - Two rules, each at its own limit, are compared the same way
 //     (Record.Prefers): one is preferred where it costs less by more than
 //     chance could. A pacer asks it whether the rule it paces by is wrong.

@@ -17,10 +17,10 @@ type Fit struct {
 	// explains every answer it judges; answers it cannot judge cost what
 	// they cost no quota.
 	Score float64
-	// RunnerUp is the best member of another kind than Best's that a
-	// pacer would follow otherwise, and RunnerUpScore its score: a
-	// sliding log and a window opened on first use are not each other's
-	// runner-up (both are paced as a log of Limit per Window).
+	// RunnerUp is the best member of another kind than Best's, and
+	// RunnerUpScore its score; a sliding log and a window opened on first
+	// use, which count a steady stream of requests alike, are not each
+	// other's runner-up (see countsAlike).
 	RunnerUp      Rule
 	RunnerUpScore float64
 	// Others is Ô: of Best's Limit, what someone we cannot see spends,
@@ -314,7 +314,7 @@ func (r *Record) Fit() Fit {
 	}
 	runner := cand{cost: math.Inf(1)}
 	for k, c := range byKind {
-		if !paceAlike(Kind(k), best.rule.Kind) && c.better(runner) {
+		if !countsAlike(Kind(k), best.rule.Kind) && c.better(runner) {
 			runner = c
 		}
 	}
@@ -374,10 +374,13 @@ func (r *Record) Fit() Fit {
 	return out
 }
 
-// paceAlike reports whether rules of kinds a and b are paced alike: of
-// one kind, or a sliding log and a window opened on first use, which a
-// pacer follows as a log of Limit per Window.
-func paceAlike(a, b Kind) bool {
+// countsAlike reports whether rules of kinds a and b count a steady
+// stream of requests alike: of one kind, or a sliding log and a window
+// opened on first use (at a steady pace, the first request after a
+// window ended comes as the oldest grant leaves the log). A runner-up is
+// another rule, one that tells the answers otherwise: where the best is
+// one of these two, the other is no rival to it.
+func countsAlike(a, b Kind) bool {
 	return a == b || a == Sliding && b == FirstUse || a == FirstUse && b == Sliding
 }
 
