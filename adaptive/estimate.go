@@ -231,14 +231,18 @@ type estimator struct {
 	lastThr  int64
 	predLo   int64 // the refill is predicted after this; 0 if not
 	gap      int64
-	tries    int
-	tests    int    // of the seek probes, how many go at once to test the throttle (see testsFor)
-	thrArr   int64  // the arrival of the throttle tested
-	testSeq  uint64 // the first admission after it
-	pendOK   int64  // answers to requests in flight when it came: successes
-	pendThr  int64  // and throttles
-	gated    bool   // the tests go one at a time, the others held back
-	seekSeq  uint64
+	// logFree: paced by a log, when the oldest of our grants it holds
+	// leaves it, where the newest L̂ grants were all ours; 0 if unknown
+	// (see nextProbe)
+	logFree int64
+	tries   int
+	tests   int    // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr  int64  // the arrival of the throttle tested
+	testSeq uint64 // the first admission after it
+	pendOK  int64  // answers to requests in flight when it came: successes
+	pendThr int64  // and throttles
+	gated   bool   // the tests go one at a time, the others held back
+	seekSeq uint64
 	// The boundary the seek probes (see boundary): where it lies (0 for
 	// none), whether the last probe aimed just before it (else just
 	// past), and whether one just past it was throttled, so that the
@@ -1346,6 +1350,14 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 			e.phase, e.measured = PhaseMeasuring, 0
 		}
 		fallthrough
+	case e.logFree > e.lastThr:
+		// Paced by a log, whose refills follow our own sends: the
+		// oldest of the L̂ grants it holds leaves it a window after
+		// it arrived, where all of them were ours (a burst, say, that
+		// filled it). Probed just past that, once: where others spend
+		// too, the log frees a place sooner, and the doubling goes on
+		// from there.
+		target, e.logFree = e.logFree+past, 0
 	default:
 		target = a
 		if a <= e.lastThr {

@@ -505,3 +505,38 @@ func TestMeasuredStepDoubles(t *testing.T) {
 		}
 	}
 }
+
+// TestSeekProbesWhereLogFrees: paced by a sliding log, a throttle's seek
+// probes just past where the oldest of the log's grants leaves it, where
+// the newest L̂ grants were all ours (a burst of the measuring window
+// before the log was followed, say), instead of doubling its step from a
+// sixteenth of the window: the matrix's sliding 50/1s found that place
+// by probes at 62, 125, 250, 500 ms, the last a quarter of a second
+// early, and waited for the next (traced; 95.2% → 95.5% of its quota
+// settled, the first-use cell 95.0% → 95.5%, 8 runs each). Where that
+// place has passed (others spend in the log too), the doubling goes on
+// as before.
+func TestSeekProbesWhereLogFrees(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_700_000_000 * time.Second)
+	const spread = 2 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		free int64 // logFree, after the throttle at base
+		want int64 // the first probe
+	}{
+		{"ours filled it", base + 990*ms, base + 990*ms + int64(spread)},
+		{"others spend too", base - 10*ms, base + 1000*ms/16},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &estimator{}
+			e.adoptSliding(50, 1000*ms, 0.5)
+			e.followed = true
+			e.begin(-1, 0, base, 100, 20*ms)
+			e.tests, e.logFree = 0, c.free
+			if got := e.nextProbe(base, 20*ms, int64(spread), int64(time.Minute)); got != c.want {
+				t.Errorf("first probe %v after the throttle, want %v", time.Duration(got-base), time.Duration(c.want-base))
+			}
+		})
+	}
+}

@@ -436,6 +436,29 @@ func (l *Limiter) followBucket(now int64, fresh bool) bool {
 	return true
 }
 
+// logFree returns, paced by a log the fit names (or a window opened on
+// first use, whose count a log of its length bounds), when the oldest of
+// the newest L̂ grants the record holds leaves the log: a window after it
+// arrived. Where those grants were all ours, the log frees a place there
+// (see estimator.nextProbe). 0 otherwise, and for a fixed window off the
+// grid paced as a log: its refill comes at its boundary, which our grants
+// do not place. l.mu is held.
+func (l *Limiter) logFree() int64 {
+	s := &l.s
+	e, d := s.e, s.fit
+	if e == nil || d == nil || !e.followed || e.fixed || e.depth > 0 || e.limit <= 0 || e.limit > fit.Size {
+		return 0
+	}
+	if k := d.fit.Best.Kind; k != fit.Sliding && k != fit.FirstUse {
+		return 0
+	}
+	at, ok := d.rec.Granted(int(e.limit))
+	if !ok {
+		return 0
+	}
+	return at.UnixNano() + e.win
+}
+
 // rule is the rule the estimator paces by, as the fit would name it, in
 // the estimator's own frame (see arrival): the token bucket it adopted,
 // whose rate is one step above the pace (see adoptBucket); else a fixed

@@ -263,6 +263,7 @@ func (l *Limiter) learnThrottle(now int64, t *Ticket) (u int64, probe, changed b
 	p := l.params()
 	next := l.seq.Load() + 1
 	fails := e.fails
+	e.logFree = l.logFree()
 	arrive, probe := e.throttle(now, l.arrival(now, t), seq, next, max(l.inflight.Load(), 0), s.rtt, l.spread(), p.maxPause)
 	if e.fails != fails {
 		e.schedule(now, next, p.maxPause, false)

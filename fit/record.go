@@ -66,6 +66,27 @@ func (r *Record) Add(a Answer) {
 	r.n = min(r.n+1, Size)
 }
 
+// Granted returns when the n-th newest success the Record holds reached
+// the server, as the last Fit placed arrivals (Fit.Delay; the middle of
+// the round trip before any), newest as answered; false where it holds
+// fewer than n successes, or n is below 1.
+func (r *Record) Granted(n int) (time.Time, bool) {
+	if n < 1 {
+		return time.Time{}, false
+	}
+	q := int64(r.delay())
+	for i := range r.n {
+		e := r.ring[(r.next-1-i+2*Size)%Size]
+		if e.thr {
+			continue
+		}
+		if n--; n == 0 {
+			return time.Unix(0, e.sent+int64(e.rt)*1000*q/delaySteps), true
+		}
+	}
+	return time.Time{}, false
+}
+
 // Len returns how many answers the Record holds.
 func (r *Record) Len() int { return r.n }
 
