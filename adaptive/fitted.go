@@ -248,8 +248,10 @@ func (d *fitted) stands(f fit.Fit) bool {
 	return f.Best.Kind == fit.None && f.RunnerUp.Kind != fit.None && f.RunnerUpScore < f.Score
 }
 
-// alike reports whether two fits name the same rule: of one kind, with
-// windows and rates within 2% and limits within one of each other (a
+// alike reports whether two fits name the same rule: of one kind (or of
+// kinds that count a steady stream alike: a sliding log and a window
+// opened on first use, see fit.CountsAlike), with windows and rates
+// within 2% and limits within one of each other (a
 // fixed window's start aside; a token bucket's depth aside too, which a
 // record shows only as deep as it saw the bucket drained, while its
 // pace is its rate). A fit that names what the one before it named,
@@ -258,7 +260,7 @@ func (d *fitted) stands(f fit.Fit) bool {
 // few throttles, rarely does.
 func alike(a, b fit.Rule) bool {
 	d := a.Window - b.Window
-	return a.Kind == b.Kind && (a.Kind == fit.Bucket || max(a.Limit-b.Limit, b.Limit-a.Limit) <= 1) &&
+	return fit.CountsAlike(a.Kind, b.Kind) && (a.Kind == fit.Bucket || max(a.Limit-b.Limit, b.Limit-a.Limit) <= 1) &&
 		50*max(d, -d) <= max(a.Window, b.Window) && 50*math.Abs(a.Rate-b.Rate) <= max(a.Rate, b.Rate)
 }
 

@@ -205,10 +205,15 @@ func TestFitPacesSlidingLog(t *testing.T) {
 // it explains them better than the best rule of another kind (the guard an
 // off-grid log has always had), 8, in each of 5 runs. Under -race with the
 // CPUs busy, the order in which the bubble runs its goroutines moves a
-// seed: 7 or 8 over 20 runs (before, 5 or 6 over 12). The regression
-// floor, 7, leaves that margin. A seed that misses measures on: on seed 1
-// the estimator's bursts come about 2 s apart, and a record of them fits a
-// fixed window of 50 per 2 s as well as the log, or better.
+// seed: 7 or 8 over 20 runs (before, 5 or 6 over 12). With the fit's
+// window opened on first use, which counts a steady stream as the log
+// does, the fits may name the one and then the other: taken as naming
+// different rules, they paced 6 or 7 seeds over 24 runs under -race (7 or
+// 8 at 958560c: 22 runs at 8); taken as naming the same one, 8 or 9 (21
+// at 9). The regression floor, 7, leaves that margin. A seed that misses
+// measures on: on seed 1 the estimator's bursts come about 2 s apart, and
+// a record of them fits a fixed window of 50 per 2 s as well as the log,
+// or better.
 func TestFitFollowsSlidingWhileMeasuring(t *testing.T) {
 	const seeds, floor = 12, 7
 	q := fakecloud.Quota{Policy: fakecloud.SlidingWindow, Limit: 50, Window: time.Second}
@@ -434,16 +439,16 @@ func TestFollowedLogShownWrong(t *testing.T) {
 // to 40. Such windows follow our own sends: the fit, which had no member
 // for them, named a fixed window on the grid, a sliding log, a token
 // bucket or a cap. It now names the server's rule (its limit within one,
-// its length within 2%) first in 7 of the 16 runs and second in 3 more
-// (a sliding log, paced alike, is named first in 5 of the rest), and where
-// it names it first, the pacer follows it as a log of its count per its
-// length. 12 runs reach ≥ 95% of the quota with ≤ 1% throttled (13
-// before: the runs moved, not the pace; 50 per 1 s seed 2 now follows a
-// bucket of 49.3/s, 1.1% throttled). The same in each of 7 runs, 6 of
-// them under -race. The regression floors leave each a run's margin: the
-// fit names it in 9 runs, first in 6, and 11 runs are good. (Seed 7 of 8
-// per 2 s fits a cap of 7 in flight, and throws 7.4% at throttles,
-// before and since.)
+// its length within 2%) first in 7 of the 16 runs and second in 5 more
+// (a sliding log, which counts a steady stream alike, is named first in
+// 4 of the rest), and where it names it first, the pacer follows it as a
+// log of its count per its length. 12 runs reach ≥ 95% of the quota with
+// ≤ 1% throttled, 13 before: 8 per 2 s seed 6 now follows the first-use
+// window and throws 1.7% at throttles (0.8% before, paced by a bucket the
+// fit named). The same in each of 4 runs, 3 of them under -race. The
+// regression floors leave a margin: the fit names it in 9 runs, first in
+// 6, and 11 runs are good. (Seed 7 of 8 per 2 s fits a cap of 7 in
+// flight, and throws 7.4% at throttles, before and since.)
 func TestFitPacesFirstUseWindow(t *testing.T) {
 	const namedFloor, bestFloor, goodFloor = 9, 6, 11
 	named, best, good := 0, 0, 0

@@ -43,6 +43,16 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", k)
 }
 
+// CountsAlike reports whether rules of kinds a and b count a steady
+// stream of requests alike: of one kind, or a sliding log and a window
+// opened on first use (at a steady pace, the first request after a
+// window ended comes as the oldest grant leaves the log). Kinds alike
+// are never a Fit's best and runner-up both (see Fit.RunnerUp): a
+// runner-up is a rule that tells the answers otherwise.
+func CountsAlike(a, b Kind) bool {
+	return a == b || a == Sliding && b == FirstUse || a == FirstUse && b == Sliding
+}
+
 // Rule is one member of the family with its parameters: a guess at the
 // rule by which a server grants requests. The zero Rule is None.
 type Rule struct {

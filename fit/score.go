@@ -20,7 +20,7 @@ type Fit struct {
 	// RunnerUp is the best member of another kind than Best's, and
 	// RunnerUpScore its score; a sliding log and a window opened on first
 	// use, which count a steady stream of requests alike, are not each
-	// other's runner-up (see countsAlike).
+	// other's runner-up (see CountsAlike).
 	RunnerUp      Rule
 	RunnerUpScore float64
 	// Others is Ô: of Best's Limit, what someone we cannot see spends,
@@ -314,7 +314,7 @@ func (r *Record) Fit() Fit {
 	}
 	runner := cand{cost: math.Inf(1)}
 	for k, c := range byKind {
-		if !countsAlike(Kind(k), best.rule.Kind) && c.better(runner) {
+		if !CountsAlike(Kind(k), best.rule.Kind) && c.better(runner) {
 			runner = c
 		}
 	}
@@ -372,16 +372,6 @@ func (r *Record) Fit() Fit {
 		}
 	}
 	return out
-}
-
-// countsAlike reports whether rules of kinds a and b count a steady
-// stream of requests alike: of one kind, or a sliding log and a window
-// opened on first use (at a steady pace, the first request after a
-// window ended comes as the oldest grant leaves the log). A runner-up is
-// another rule, one that tells the answers otherwise: where the best is
-// one of these two, the other is no rival to it.
-func countsAlike(a, b Kind) bool {
-	return a == b || a == Sliding && b == FirstUse || a == FirstUse && b == Sliding
 }
 
 // firstUse returns the best window opened on first use: of the grid's
