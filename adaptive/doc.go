@@ -52,9 +52,9 @@
 //     sets L̂ to its count (the quota fell, or others spend), but halves
 //     it at most, window by window: where others spend, one window may
 //     leave us almost nothing, and the share falls multiplicatively.
-//     Probing above L̂ is a bounded phase: only while callers wait on the pacer,
-//     one window is paced a step above L̂, at least a window and 200
-//     admissions after the last probe (so probing an unchanged quota
+//     Probing above L̂ is a bounded phase: only while callers wait on the
+//     pacer, one window is paced a step above L̂, at least a window and
+//     200 admissions after the last probe (so probing an unchanged quota
 //     costs about one throttle in 200); a step passes only where more
 //     than L̂ per window went through in it (callers that send under the
 //     quota prove nothing above it), and one that passes raises L̂ and

@@ -142,13 +142,12 @@ const maxRefills = 8
 //     of it; but to half of L̂ at most, window by window, for where others
 //     spend, one window may leave us almost nothing. A throttle in the
 //     stretch where the next window's start is uncertain, none of ours
-//     through in that window yet, ends the window
-//     counted: at c below L̂, L̂ is c (paced at one above the quota, the
-//     one above comes last in a window, just there, every window); at L̂,
-//     it and a success right after it are a window's end and the next
-//     one's refill, which places the windows anew, L̂ standing (a second
-//     in a row, or a count otherwise unknown, and the learner measures
-//     again).
+//     through in that window yet, ends the window counted: at c below L̂,
+//     L̂ is c (paced at one above the quota, the one above comes last in a
+//     window, just there, every window); at L̂, it and a success right
+//     after it are a window's end and the next one's refill, which places
+//     the windows anew, L̂ standing (a second in a row, or a count
+//     otherwise unknown, and the learner measures again).
 //
 // Probing above L̂, only while callers wait on the pacer: two windows after
 // settling (a quota that just changed may change back), then at least one
@@ -231,18 +230,18 @@ type estimator struct {
 	lastThr  int64
 	predLo   int64 // the refill is predicted after this; 0 if not
 	gap      int64
+	tries    int
+	tests    int    // of the seek probes, how many go at once to test the throttle (see testsFor)
+	thrArr   int64  // the arrival of the throttle tested
+	testSeq  uint64 // the first admission after it
+	pendOK   int64  // answers to requests in flight when it came: successes
+	pendThr  int64  // and throttles
+	gated    bool   // the tests go one at a time, the others held back
+	seekSeq  uint64
 	// logFree: paced by a log, when the oldest of our grants it holds
 	// leaves it, where the newest L̂ grants were all ours; 0 if unknown
 	// (see nextProbe)
 	logFree int64
-	tries   int
-	tests   int    // of the seek probes, how many go at once to test the throttle (see testsFor)
-	thrArr  int64  // the arrival of the throttle tested
-	testSeq uint64 // the first admission after it
-	pendOK  int64  // answers to requests in flight when it came: successes
-	pendThr int64  // and throttles
-	gated   bool   // the tests go one at a time, the others held back
-	seekSeq uint64
 	// The boundary the seek probes (see boundary): where it lies (0 for
 	// none), whether the last probe aimed just before it (else just
 	// past), and whether one just past it was throttled, so that the
@@ -442,12 +441,11 @@ func (e *estimator) success(a int64, seq uint64, grow bool, spread int64) (refil
 		// as the window began, and cut to that, two of the matrix's three
 		// clients on 200 per 10 s sat at 1 per 10 s while the probes
 		// doubled it back); a quota that fell is reached a window or two
-		// later. Where the throttle fell in the stretch where the
-		// window's start is uncertain, it and
-		// the refill after it are a window's end and the next one's
-		// start: the refill places the windows anew, L̂ stands, and
-		// the next window's end, placed, says its count (once: a
-		// second such throttle in a row measures again).
+		// later. Where the throttle fell in the stretch where the window's
+		// start is uncertain, it and the refill after it are a window's
+		// end and the next one's start: the refill places the windows
+		// anew, L̂ stands, and the next window's end, placed, says its
+		// count (once: a second such throttle in a row measures again).
 		switch e.replaced = e.spent < 0; {
 		case e.measuredRaise:
 			e.limit = max(e.limit, e.spent)
@@ -1335,6 +1333,14 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 		if b-a < 2*rtt {
 			target = b
 		}
+	case e.logFree > e.lastThr:
+		// Paced by a log, whose refills follow our own sends: the
+		// oldest of the L̂ grants it holds leaves it a window after
+		// it arrived, where all of them were ours (a burst, say, that
+		// filled it). Probed just past that, once: where others spend
+		// too, the log frees a place sooner, and the doubling goes on
+		// from there.
+		target, e.logFree = e.logFree+past, 0
 	case b > 0 && e.followed:
 		// The fit's window did not refill when it said: seek the refill
 		// in steps that double, still paced by it, and let the next fit,
@@ -1350,14 +1356,6 @@ func (e *estimator) nextProbe(now, rtt, spread, maxPause int64) int64 {
 			e.phase, e.measured = PhaseMeasuring, 0
 		}
 		fallthrough
-	case e.logFree > e.lastThr:
-		// Paced by a log, whose refills follow our own sends: the
-		// oldest of the L̂ grants it holds leaves it a window after
-		// it arrived, where all of them were ours (a burst, say, that
-		// filled it). Probed just past that, once: where others spend
-		// too, the log frees a place sooner, and the doubling goes on
-		// from there.
-		target, e.logFree = e.logFree+past, 0
 	default:
 		target = a
 		if a <= e.lastThr {

@@ -385,15 +385,15 @@ func TestSeekProbesGrid(t *testing.T) {
 // and just past, whatever its step. Not where the refill lies within
 // more than a sixteenth of the length (as round trips of 200 ms place
 // one): a log's or a bucket's refill lies on a boundary so by chance
-// too often. Where the window ended at L̂, our own
-// requests spent it, and the seek goes on as before: probed every
-// seek, such a pair cost the matrix's 120 per 3 s a throttle or two in
-// each window measured (its refills lie on whole seconds) and kept it
-// measuring. Nor where the window before outlasted three of the length:
-// the seek finds a refill within three windows, whoever spends, and a
-// client alone on 200 per 10 s, its windows measured a few below L̂,
-// paid 1 s pairs (TestMeasuredBudgetHolds: a mean of 44–48 throttles in
-// its first 30 s, against 42).
+// too often. Where the window ended at L̂, our own requests spent it,
+// and the seek goes on as before: probed every seek, such a pair cost
+// the matrix's 120 per 3 s a throttle or two in each window measured
+// (its refills lie on whole seconds) and kept it measuring. Nor where
+// the window before outlasted three of the length: the seek finds a
+// refill within three windows, whoever spends, and a client alone on
+// 200 per 10 s, its windows measured a few below L̂, paid 1 s pairs
+// (TestMeasuredBudgetHolds: a mean of 44–48 throttles in its first
+// 30 s, against 42).
 func TestSeekProbesRefillsBoundary(t *testing.T) {
 	ms := int64(time.Millisecond)
 	base := int64(1_700_000_000 * time.Second) // a whole second from the epoch
@@ -538,5 +538,30 @@ func TestSeekProbesWhereLogFrees(t *testing.T) {
 				t.Errorf("first probe %v after the throttle, want %v", time.Duration(got-base), time.Duration(c.want-base))
 			}
 		})
+	}
+}
+
+// TestSeekDropsModelThenDoubles: where the refill the model predicted did
+// not come by its end, the model is dropped (the newest refill and W's
+// lower bound kept) and the seek doubles its step from the throttle, as
+// with nothing known: not at once, nor anywhere a log paced by the fit
+// would put it (a case of that seek's, placed between the two, once took
+// the model's fall-through and probed at once).
+func TestSeekDropsModelThenDoubles(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := int64(1_700_000_000 * time.Second)
+	const spread = 2 * time.Millisecond
+	rtt := 20 * ms
+	e := &estimator{phase: PhaseMeasuring, limit: 17, wlo: 1000 * ms, whi: 1000 * ms, win: 1000 * ms, nref: 1}
+	e.ref[0] = refill{n: 1, lo: base - ms, hi: base + ms}
+	thr := base + 1001*ms // the predicted refill's interval ends here
+	e.begin(-1, 0, thr, 100, rtt)
+	e.tests = 0
+	got := e.nextProbe(thr, rtt, int64(spread), int64(time.Minute))
+	if e.nref != 1 || e.win != 0 {
+		t.Errorf("the model stands: %d refills, W %v", e.nref, time.Duration(e.win))
+	}
+	if want := thr + 1000*ms/16; got != want {
+		t.Errorf("first probe %v after the throttle, want %v (a sixteenth of W's lower bound)", time.Duration(got-thr), time.Duration(want-thr))
 	}
 }

@@ -209,8 +209,8 @@ func TestFitPacesSlidingLog(t *testing.T) {
 // window opened on first use, which counts a steady stream as the log
 // does, the fits may name the one and then the other: taken as naming
 // different rules, they paced 6 or 7 seeds over 24 runs under -race (7 or
-// 8 at 958560c: 22 runs at 8); taken as naming the same one, 8 or 9 (21
-// at 9). The regression floor, 7, leaves that margin. A seed that misses
+// 8 at 958560c: 22 runs at 8); taken as naming the same one, 7 to 9 (16
+// at 9, 2 at 7). The regression floor, 7, leaves that margin. A seed that misses
 // measures on: on seed 1 the estimator's bursts come about 2 s apart, and
 // a record of them fits a fixed window of 50 per 2 s as well as the log,
 // or better.
