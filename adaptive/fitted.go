@@ -251,13 +251,13 @@ func (d *fitted) stands(f fit.Fit) bool {
 // alike reports whether two fits name the same rule: of one kind (or of
 // kinds that count a steady stream alike: a sliding log and a window
 // opened on first use, see fit.CountsAlike), with windows and rates
-// within 2% and limits within one of each other (a
-// fixed window's start aside; a token bucket's depth aside too, which a
-// record shows only as deep as it saw the bucket drained, while its
-// pace is its rate). A fit that names what the one before it named,
-// with a run of throttles recorded between them, has predicted answers
-// it was not fitted to: a rule found by luck in a search over many, on a
-// few throttles, rarely does.
+// within 2% and limits within one of each other (a fixed window's start
+// aside; a token bucket's depth aside too, which a record shows only as
+// deep as it saw the bucket drained, while its pace is its rate). A fit
+// that names what the one before it named, with a run of throttles
+// recorded between them, has predicted answers it was not fitted to: a
+// rule found by luck in a search over many, on a few throttles, rarely
+// does.
 func alike(a, b fit.Rule) bool {
 	d := a.Window - b.Window
 	return fit.CountsAlike(a.Kind, b.Kind) && (a.Kind == fit.Bucket || max(a.Limit-b.Limit, b.Limit-a.Limit) <= 1) &&

@@ -59,6 +59,27 @@ func ExampleRecord_Change() {
 	// preferred to the old rule: true
 }
 
+// A fixed window counted from the clock and one a counter opens on first
+// use (a Redis INCR with an EXPIRE), both 2 per second, grant the same
+// requests otherwise: the first-use window opened at 0.5 s holds until
+// 1.5 s.
+func ExampleRule_Grants() {
+	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	var reqs []fit.Request
+	for _, ms := range []int{500, 600, 700, 1200, 1400, 1600} {
+		reqs = append(reqs, fit.Request{At: start.Add(time.Duration(ms) * time.Millisecond)})
+	}
+	for _, r := range []fit.Rule{
+		{Kind: fit.Fixed, Limit: 2, Window: time.Second},
+		{Kind: fit.FirstUse, Limit: 2, Window: time.Second},
+	} {
+		fmt.Println(r, r.Grants(reqs))
+	}
+	// Output:
+	// fixed 2/1s [true true false true true false]
+	// first-use 2/1s [true true false false false true]
+}
+
 // recordOf asks a server 8 times a second for 50 s, granted as grants
 // says, and records each answer, 20 ms after its request, as a tenant's
 // record does: from the first throttle on.
