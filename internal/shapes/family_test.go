@@ -281,7 +281,8 @@ const (
 )
 
 // TestWriteFamily: each figure's median, 10th percentile from the worst
-// end and worst, with the draws that miss its goal; the worst draws by
+// end and worst, with the draws that miss its goal; by kind of draw, the
+// medians and the draws that meet both goals; the worst draws by
 // shortfall, worst first.
 func TestWriteFamily(t *testing.T) {
 	fixed := Cell{Quota: fakecloud.Quota{Limit: 50, Window: time.Second}, Step: 2} // no cold goal
@@ -289,6 +290,9 @@ func TestWriteFamily(t *testing.T) {
 	for i := range 10 {
 		c := fixed
 		c.Name = fmt.Sprintf("draw %d: fixed %d", i+1, i)
+		if i >= 5 {
+			c.Clients = 2 // draws 6 to 10 share the quota
+		}
 		// Goodput 91% to 100%; draw 1 the worst, 98% and up meet the goal.
 		rows = append(rows, Row{Result: &Result{Cell: c, SettledGoodput: 0.91 + 0.01*float64(i),
 			Little: time.Second, P99: time.Second, Calls: 100, Runs: 1}})
@@ -303,6 +307,10 @@ func TestWriteFamily(t *testing.T) {
 		"10 draws; 2 meet every goal.",
 		"| settled goodput | 10 | 96.0% | 92.0% | 91.0% | 7 |",
 		"| failed calls | 10 | 0 | 0 | 50 | 1 |",
+		// By kind: draws 1 to 5 alone, 6 to 10 two clients, of which 8, 9
+		// and 10 meet both goals (10's failed calls are not a kind's).
+		"| one client, no rate-limit header | 5 | 93.0% | 0.0% | 0 |",
+		"| 2–4 clients, no rate-limit header | 5 | 98.0% | 0.0% | 3 |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)

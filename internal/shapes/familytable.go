@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
@@ -223,6 +224,8 @@ func WriteFamily(w io.Writer, rows []Row) error {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %d |\n", f.name, len(xs), f.format(at(0.5)), f.format(at(0.1)), f.format(xs[0]), miss)
 	}
 
+	writeKinds(&b, rows)
+
 	worst := slices.Clone(rows)
 	slices.SortStableFunc(worst, func(a, b Row) int { return cmp.Compare(shortfall(b), shortfall(a)) })
 	worst = worst[:min(worstDraws, len(worst))]
@@ -264,6 +267,58 @@ func WriteFamily(w io.Writer, rows []Row) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// kinds split the family's draws with a rate quota by what decides how a
+// client learns its quota: whether the server says it on every answer,
+// and whether the client spends it alone or with others (processes
+// without a store). WriteFamily gives each kind's share of the misses.
+var kinds = []struct {
+	name string
+	of   func(Cell) bool
+}{
+	{"one client, no rate-limit header", func(c Cell) bool { return c.clients() == 1 && !c.says() }},
+	{"one client, headers on every answer", func(c Cell) bool { return c.clients() == 1 && c.says() }},
+	{"2–4 clients, no rate-limit header", func(c Cell) bool { return c.clients() > 1 && !c.says() }},
+	{"2–4 clients, headers on every answer", func(c Cell) bool { return c.clients() > 1 && c.says() }},
+}
+
+// says reports whether the server says its quota on every answer: a
+// rate-limit header family, not only Retry-After on throttles.
+func (c Cell) says() bool {
+	return c.Every && c.Headers&^fakecloud.HeadersRetryAfter != 0
+}
+
+// writeKinds writes, per kind of draw with a rate quota, how many there
+// are, their median settled goodput and throttled share (beyond
+// shedding), and how many meet both goals.
+func writeKinds(b *strings.Builder, rows []Row) {
+	b.WriteString("\nBy kind of draw (those with a rate quota):\n\n")
+	b.WriteString("| kind | draws | median settled goodput | median settled throttled, beyond shedding | draws meeting both |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	good, thr := figures[0], figures[1]
+	for _, k := range kinds {
+		var gs, ts []float64
+		meet := 0
+		for _, r := range rows {
+			c := r.Result.Cell
+			if !c.rated() || !k.of(c) {
+				continue
+			}
+			g, _ := good.get(r)
+			t, _ := thr.get(r)
+			gs, ts = append(gs, g), append(ts, t)
+			if g >= good.goal(r) && t <= thr.goal(r) {
+				meet++
+			}
+		}
+		if len(gs) == 0 {
+			continue
+		}
+		slices.Sort(gs)
+		slices.Sort(ts)
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %d |\n", k.name, len(gs), percent(median(gs)), percent(median(ts)), meet)
+	}
 }
 
 // WriteWindows writes one run window by window, as text: what the server
