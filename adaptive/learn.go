@@ -10,15 +10,16 @@ import (
 // learnState is what a Limiter knows and has learned; Limiter.mu guards it.
 type learnState struct {
 	// The server's headers.
-	hLimit  int64  // limit per hWindow; 0 if never said, or forgotten (see LimitTTL)
-	hWindow int64  // ns
-	hLimAt  int64  // when hLimit was last said, Unix ns
-	hRem    int64  // remaining, as the server counted at admission hRemSeq
-	hRemSeq uint64 // admissions up to this one are counted in hRem
-	hReset  int64  // when Remaining refills at the latest, Unix ns
-	hEarly  int64  // when it may refill at the earliest (hReset − ResetSlack)
-	hRemAt  int64  // when Remaining and reset were last said; 0 if never
-	hWake   int64  // when a pause for Remaining spent ends: hEarly plus the slack, up to wakeSlack
+	hLimit  int64      // limit per hWindow; 0 if never said, or forgotten (see LimitTTL)
+	hWindow int64      // ns
+	hLimAt  int64      // when hLimit was last said, Unix ns
+	hRem    int64      // remaining, as the server counted at admission hRemSeq
+	hRemSeq uint64     // admissions up to this one are counted in hRem
+	hReset  int64      // when Remaining refills at the latest, Unix ns
+	hEarly  int64      // when it may refill at the earliest (hReset − ResetSlack)
+	hRemAt  int64      // when Remaining and reset were last said; 0 if never
+	hWake   int64      // when a pause for Remaining spent ends: hEarly plus the slack, up to wakeSlack
+	said    *saidShare // our share of the limit said, where others spend it; nil until a throttle
 
 	// Learned from the answers.
 	e        *estimator // the learner's model of a server that says nothing; nil until its first throttle
@@ -41,14 +42,14 @@ type learnState struct {
 	wlim      int64         // window limit in force
 	wlen      time.Duration // its window
 	rateNow   float64       // the rate in force
-	burstNow  int           // the burst in force
 	winNeeded int64         // Unix ns when the window was last needed
 
 	// The small fields, packed together (a Limiter per tenant, see
 	// TestMemoryPerTenant).
 	hintFails uint32 // answers since hintTest, all throttled
-	hintTests uint32 // tests of hints, decayed (see hintTrust)
-	hintHeld  uint32 // of them, those the hint held
+	hintTests uint16 // tests of hints, decayed (see hintTrust): below 2·hintHorizon
+	hintHeld  uint16 // of them, those the hint held
+	burstNow  int32  // the burst in force
 	hintProbe bool   // the probe now due or out ends a hint's pause
 	fresh     bool   // a measured window begins: its budget starts empty
 	src       Source // where the rate in force came from
@@ -338,9 +339,42 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 			seq = t.seq
 			early -= max(now-t.at, 0)
 		}
+		// A reset later by more than half a window than the last one
+		// said: a new window began (or the log emptied).
+		fresh := s.hRemAt > 0 && reset-s.hReset > s.hWindow/2
 		s.hRem, s.hRemSeq, s.hReset, s.hEarly, s.hRemAt = o.Remaining, seq, reset, early, now
 		s.hWake = early + min(slack, wakeSlack)
+		l.shareSaid(o, t, fresh)
 	}
+}
+
+// shareSaid gives the answer to our ticket t, if it says Remaining, to
+// the estimate of our share of the limit said (see saidShare), which
+// begins at the first throttle; fresh says the answer is the first in a
+// new window. l.mu is held.
+func (l *Limiter) shareSaid(o *quota.Observation, t *Ticket, fresh bool) {
+	s := &l.s
+	if s.hLimit <= 0 || !o.Has(quota.FieldRemaining) || t == nil || t.relayed {
+		return
+	}
+	if s.said == nil {
+		if !o.Throttled {
+			return
+		}
+		s.said = newSaidShare()
+	}
+	h := s.said
+	if fresh {
+		h.from = t.at
+	}
+	if o.Throttled {
+		// Not counted; and its Remaining of 0 says only that the count
+		// is at the limit, not what it is.
+		h.throttled(t.seq)
+	} else {
+		h.update(t.at, t.seq, s.hLimit-o.Remaining, s.hWindow)
+	}
+	h.sample(t.at, t.seq, s.hWindow)
 }
 
 // resetWindow returns the window that a reset said late after the

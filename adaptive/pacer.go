@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math"
 	"time"
 
 	"github.com/tollgate-go/tollgate/window"
@@ -20,6 +21,13 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	rate, burst, wlim, wlen, src := l.saidLimits()
 	if s.hLimit > 0 {
 		recheck = s.hLimAt + p.limitTTL
+		if sh := s.said; sh != nil && sh.share < 1 && src == SourceHeaders && l.shareNow() >= 1 {
+			// Others spend the limit said too: pace at our share of it
+			// (the limit per window stands: no more than it is ours).
+			// Not where a store out of reach set the share instead (see
+			// SetShare): that share is of the same quota.
+			rate *= sh.share
+		}
 	}
 	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL
 	if s.hRemAt > 0 && !s.stale && s.hEarly > now {
@@ -90,7 +98,7 @@ func (l *Limiter) recompute(now int64) (big bool) {
 			s.wlim, s.wlen = limit, time.Duration(win)
 		}
 	}
-	s.rateNow, s.burstNow = rate, burst
+	s.rateNow, s.burstNow = rate, int32(min(burst, math.MaxInt32))
 	l.recheck.Store(recheck)
 	big = l.b.set(now, rate, burst)
 	if fresh && src == SourceLearned && rate > 0 {

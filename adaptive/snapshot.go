@@ -41,6 +41,7 @@ type Snapshot struct {
 	Remaining  int64         // the server's last Remaining; -1 if never said
 	ResetAt    time.Time     // when that Remaining refills
 	Stale      bool          // Remaining is older than HeaderTTL and ignored
+	SaidShare  float64       // our share of the quota the server says, where others spend it too (1 alone; see Rate)
 	PauseUntil time.Time     // end of the latest pause (the gate is closed before it); zero if none yet
 	Probing    bool          // a probe is wanted or in flight
 	InFlight   int64         // tickets neither done nor cancelled
@@ -125,7 +126,10 @@ func (l *Limiter) Snapshot() Snapshot {
 	sn.Breaker, sn.BreakerUntil = l.brk.State(), l.brk.OpenUntil()
 	l.mu.Lock()
 	s := &l.s
-	sn.Remaining = -1
+	sn.Remaining, sn.SaidShare = -1, 1
+	if s.said != nil {
+		sn.SaidShare = s.said.share
+	}
 	if s.hRemAt > 0 {
 		sn.Remaining, sn.ResetAt, sn.Stale = s.hRem, time.Unix(0, s.hReset), s.stale
 	}
@@ -149,7 +153,7 @@ func (l *Limiter) Snapshot() Snapshot {
 	if d := s.fit; d != nil {
 		sn.Fit = d.fit
 	}
-	sn.Rate, sn.Burst = s.rateNow, s.burstNow
+	sn.Rate, sn.Burst = s.rateNow, int(s.burstNow)
 	if sn.Rate == 0 {
 		sn.Burst = 0
 	}

@@ -197,6 +197,9 @@ func snapshotString(sn adaptive.Snapshot) string {
 		s += fmt.Sprintf(", %d in flight", sn.InFlightLimit)
 	}
 	s += ", " + sn.Source.String()
+	if sn.SaidShare < 1 {
+		s += fmt.Sprintf(", our share %.0f%%", 100*sn.SaidShare)
+	}
 	if sn.PacedByFit {
 		s += ", paced by the fit"
 		if sn.PacedBy.Kind == fit.Bucket {
