@@ -12,7 +12,10 @@
 //
 //   - the pace the server says: a limit per window from rate-limit
 //     headers, Remaining until a reset, a pause until a retry hint or a
-//     reset (package quota parses them);
+//     reset (package quota parses them); where others spend the quota too
+//     (processes without a store, a consumer we cannot see), our share
+//     of it (Snapshot.SaidShare): ours of what the server counts, L − R,
+//     over its counting period;
 //   - where it says nothing but "throttled", the pace the learner infers:
 //     L̂ requests per window Ŵ (Snapshot.LearnedLimit, LearnedWindow, with
 //     Ŵ bounded in WindowLow, WindowHigh), or the rule of the family that
