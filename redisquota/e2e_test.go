@@ -248,7 +248,13 @@ func TestColdProcessJoins(t *testing.T) {
 // say, and stops; one started later reads what it learned from Redis and
 // paces at it from its first request, without slow start's throttles.
 //
-// What the first process learns is the adaptive package's concern: with
+// What the first process learns is the adaptive package's concern, so
+// the server's window is one the learner's grid holds (1 s): against 20
+// per 500 ms, off the grid, a starved first process twice in a few CI runs
+// measured 40 per 1 s (refills a second apart, the one between missed),
+// which holds the rate but not the count, and kept it for the 20 s (issue
+// #35: the learner fitting windows shorter than the grid's). With
+// the CPUs starved (this test beside the race-built shapes and adaptive
 // the CPUs starved (this test beside the race-built shapes and adaptive
 // tests), its fit sometimes names a sliding log shorter than the window
 // while it measures (20 per 346–370 ms in 3 runs of 16), the learner
@@ -266,7 +272,7 @@ func TestColdProcessJoins(t *testing.T) {
 // one run of 12), which TestFleetStoreDown covers.
 func TestLearnedOutlivesProcess(t *testing.T) {
 	srv := redistest.Start(t)
-	const limit, window = 20, 500 * time.Millisecond
+	const limit, window = 20, time.Second
 	cloud := fakecloud.New(fakecloud.Config{
 		Quotas: []fakecloud.Quota{{API: "DescribeInstances", Limit: limit, Window: window}},
 		Faults: fakecloud.Faults{LatencyRate: 1, Latency: 10 * time.Millisecond, LatencyJitter: 10 * time.Millisecond},
