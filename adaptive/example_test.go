@@ -166,3 +166,80 @@ func ExampleFleet_Seed() {
 	// settled: 50 per 1s, pacing at 50.0/s
 	// to save at the end: 50 per 1s
 }
+
+// ExampleSnapshot_saidShare: two processes spend one quota without a
+// store, a sliding log of 20 per second that says its limit and Remaining
+// on every answer. Each finds the share of what the server counts that is
+// its own, and paces at that share of the limit. (Each paced at the whole
+// limit, they sent 290 in the last 10 s of this run, 90 of them
+// throttled.)
+func ExampleSnapshot_saidShare() {
+	const (
+		limit = 20 // a sliding log of 20 per second, said on every answer
+		win   = time.Second
+		rtt   = 10 * time.Millisecond
+	)
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var granted []time.Time // the server's log
+	type request struct {
+		tk     adaptive.Ticket
+		due    time.Time
+		answer quota.Observation
+	}
+	// Two processes, no store between them, each with 4 requests in flight
+	// at most.
+	lims := []*adaptive.Limiter{adaptive.New(adaptive.Config{}), adaptive.New(adaptive.Config{})}
+	inFlight := make([][]request, len(lims))
+	throttled, sent := 0, 0
+	for t := time.Duration(0); t < 30*time.Second; t += time.Millisecond {
+		now := start.Add(t)
+		for i, lim := range lims {
+			kept := inFlight[i][:0]
+			for _, r := range inFlight[i] {
+				if r.due.After(now) {
+					kept = append(kept, r)
+					continue
+				}
+				r.tk.Done(r.answer)
+			}
+			inFlight[i] = kept
+			for len(inFlight[i]) < 4 {
+				tk, ok := lim.ReserveAt(now)
+				if !ok {
+					break
+				}
+				// The server counts the request as it arrives.
+				at := now.Add(rtt / 2)
+				for len(granted) > 0 && !granted[0].Add(win).After(at) {
+					granted = granted[1:]
+				}
+				obs := quota.Observation{At: now.Add(rtt), Status: 200,
+					Known: quota.FieldLimit | quota.FieldWindow | quota.FieldRemaining | quota.FieldReset,
+					Limit: limit, Window: win, ResetSlack: time.Millisecond}
+				if len(granted) >= limit {
+					obs.Status, obs.Code, obs.Throttled = 429, "Throttling", true
+				} else {
+					granted = append(granted, at)
+				}
+				obs.Remaining = int64(limit - len(granted))
+				obs.ResetAt = at.Add(win)
+				if len(granted) > 0 {
+					obs.ResetAt = granted[0].Add(win)
+				}
+				if t >= 20*time.Second {
+					sent++
+					if obs.Throttled {
+						throttled++
+					}
+				}
+				inFlight[i] = append(inFlight[i], request{tk, now.Add(rtt), obs})
+			}
+		}
+	}
+	a, b := lims[0].Snapshot(), lims[1].Snapshot()
+	fmt.Printf("shares %.1f + %.1f; paced at %.0f + %.0f per second\n", a.SaidShare, b.SaidShare, a.Rate, b.Rate)
+	fmt.Printf("in the last 10 s: %d sent, %d throttled\n", sent, throttled)
+	// Output:
+	// shares 0.5 + 0.5; paced at 10 + 10 per second
+	// in the last 10 s: 207 sent, 18 throttled
+}

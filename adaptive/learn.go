@@ -341,18 +341,18 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 		}
 		// A reset later by more than half a window than the last one
 		// said: a new window began (or the log emptied).
-		fresh := s.hRemAt > 0 && reset-s.hReset > s.hWindow/2
+		began := s.hRemAt > 0 && reset-s.hReset > s.hWindow/2
 		s.hRem, s.hRemSeq, s.hReset, s.hEarly, s.hRemAt = o.Remaining, seq, reset, early, now
 		s.hWake = early + min(slack, wakeSlack)
-		l.shareSaid(o, t, fresh)
+		l.shareSaid(o, t, began)
 	}
 }
 
 // shareSaid gives the answer to our ticket t, if it says Remaining, to
 // the estimate of our share of the limit said (see saidShare), which
-// begins at the first throttle; fresh says the answer is the first in a
+// begins at the first throttle; began says the answer is the first in a
 // new window. l.mu is held.
-func (l *Limiter) shareSaid(o *quota.Observation, t *Ticket, fresh bool) {
+func (l *Limiter) shareSaid(o *quota.Observation, t *Ticket, began bool) {
 	s := &l.s
 	if s.hLimit <= 0 || !o.Has(quota.FieldRemaining) || t == nil || t.relayed {
 		return
@@ -364,7 +364,7 @@ func (l *Limiter) shareSaid(o *quota.Observation, t *Ticket, fresh bool) {
 		s.said = newSaidShare()
 	}
 	h := s.said
-	if fresh {
+	if began {
 		h.from = t.at
 	}
 	if o.Throttled {

@@ -21,12 +21,12 @@ func (l *Limiter) recompute(now int64) (big bool) {
 	rate, burst, wlim, wlen, src := l.saidLimits()
 	if s.hLimit > 0 {
 		recheck = s.hLimAt + p.limitTTL
-		if sh := s.said; sh != nil && sh.share < 1 && src == SourceHeaders && l.shareNow() >= 1 {
+		if sh := s.said; sh != nil && sh.share() < 1 && src == SourceHeaders && l.shareNow() >= 1 {
 			// Others spend the limit said too: pace at our share of it
 			// (the limit per window stands: no more than it is ours).
 			// Not where a store out of reach set the share instead (see
 			// SetShare): that share is of the same quota.
-			rate *= sh.share
+			rate *= sh.share()
 		}
 	}
 	s.stale = s.hRemAt > 0 && now-s.hRemAt >= p.headerTTL

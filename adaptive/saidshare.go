@@ -37,13 +37,12 @@ package adaptive
 // tenant whose server says its limit: a tenant never throttled costs
 // nothing.
 type saidShare struct {
-	ring  [shareSamples]shareSample
-	n     int     // samples taken, up to shareSamples
-	head  int     // where the next sample goes
-	thr   uint64  // our throttles answered so far
-	from  int64   // when the newest window began, as our first answer in it was sent (Unix ns); 0 if none seen
-	est   float64 // the share the answers say, averaged; up to 2
-	share float64 // est, at most 1: the share paced at
+	ring [shareSamples]shareSample
+	n    int     // samples taken, up to shareSamples
+	head int     // where the next sample goes
+	thr  uint64  // our throttles answered so far
+	from int64   // when the newest window began, as our first answer in it was sent (Unix ns); 0 if none seen
+	est  float64 // the share the answers say, averaged; up to 2
 }
 
 // shareSample is our admissions up to one, and the throttles among them
@@ -58,7 +57,10 @@ type shareSample struct {
 const shareSamples = 16
 
 // newSaidShare returns an estimator with a share of 1 and no sample.
-func newSaidShare() *saidShare { return &saidShare{est: 1, share: 1} }
+func newSaidShare() *saidShare { return &saidShare{est: 1} }
+
+// share returns the share paced at: the estimate, at most 1.
+func (h *saidShare) share() float64 { return min(h.est, 1) }
 
 // sample records the answered admission seq, sent at at, with the
 // throttles answered so far, if the newest sample was sent an eighth of w
@@ -108,5 +110,4 @@ func (h *saidShare) update(at int64, seq uint64, spent, w int64) {
 	ours := float64(seq-old.seq-1) - float64(h.thr-min(old.thr, h.thr))
 	raw := min(max(ours, 0)/float64(spent-1), 2)
 	h.est = max((h.est+raw)/2, 1/float64(spent))
-	h.share = min(h.est, 1)
 }

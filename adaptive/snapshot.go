@@ -128,7 +128,7 @@ func (l *Limiter) Snapshot() Snapshot {
 	s := &l.s
 	sn.Remaining, sn.SaidShare = -1, 1
 	if s.said != nil {
-		sn.SaidShare = s.said.share
+		sn.SaidShare = s.said.share()
 	}
 	if s.hRemAt > 0 {
 		sn.Remaining, sn.ResetAt, sn.Stale = s.hRem, time.Unix(0, s.hReset), s.stale

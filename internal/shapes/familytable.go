@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tollgate-go/tollgate/internal/fakecloud"
 	"github.com/tollgate-go/tollgate/transport"
 )
 
@@ -277,16 +276,10 @@ var kinds = []struct {
 	name string
 	of   func(Cell) bool
 }{
-	{"one client, no rate-limit header", func(c Cell) bool { return c.clients() == 1 && !c.says() }},
-	{"one client, headers on every answer", func(c Cell) bool { return c.clients() == 1 && c.says() }},
-	{"2–4 clients, no rate-limit header", func(c Cell) bool { return c.clients() > 1 && !c.says() }},
-	{"2–4 clients, headers on every answer", func(c Cell) bool { return c.clients() > 1 && c.says() }},
-}
-
-// says reports whether the server says its quota on every answer: a
-// rate-limit header family, not only Retry-After on throttles.
-func (c Cell) says() bool {
-	return c.Every && c.Headers&^fakecloud.HeadersRetryAfter != 0
+	{"one client, no rate-limit header", func(c Cell) bool { return c.clients() == 1 && !c.headersEvery() }},
+	{"one client, headers on every answer", func(c Cell) bool { return c.clients() == 1 && c.headersEvery() }},
+	{"2–4 clients, no rate-limit header", func(c Cell) bool { return c.clients() > 1 && !c.headersEvery() }},
+	{"2–4 clients, headers on every answer", func(c Cell) bool { return c.clients() > 1 && c.headersEvery() }},
 }
 
 // writeKinds writes, per kind of draw with a rate quota, how many there
