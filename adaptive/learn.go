@@ -319,7 +319,7 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 			// its length.
 			w = s.hWindow
 			if o.Has(quota.FieldReset) && !o.ResetAt.IsZero() {
-				w = max(w, l.resetWindow(o.ResetAt.UnixNano()-l.arrival(now, t), int64(max(o.ResetSlack, 0))))
+				w = max(w, l.resetWindow(resetSaid(o).UnixNano()-l.arrival(now, t), int64(max(o.ResetSlack, 0))))
 			}
 			_, _, _, rw := ruleLimits(l.rule)
 			w = max(w, int64(max(rw, fit.ShortestRound())))
@@ -327,12 +327,14 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 		s.hLimit, s.hWindow, s.hLimAt = o.Limit, w, now
 	}
 	if o.Has(quota.FieldRemaining|quota.FieldReset) && !o.ResetAt.IsZero() {
-		// The reset may come as early as ResetSlack before ResetAt, and
-		// earlier still by the answer's time in transit if the server said
-		// it as a delay: the server counted it from the request's arrival,
-		// at the earliest our admission.
+		// The reset may come as early as ResetSlack before it is said to,
+		// and earlier still by the answer's time in transit if the server
+		// said it as a delay: the server counted it from the request's
+		// arrival, at the earliest our admission. What is left lasts
+		// until the reset as said, however far off (the pause once it is
+		// spent is capped by MaxPause).
 		seq := l.seq.Load() - uint64(max(l.inflight.Load(), 0))
-		reset := o.ResetAt.UnixNano()
+		reset := resetSaid(o).UnixNano()
 		slack := int64(max(o.ResetSlack, 0))
 		early := reset - slack
 		if t != nil {
@@ -346,6 +348,17 @@ func (l *Limiter) readHeaders(o *quota.Observation, now int64, t *Ticket) {
 		s.hWake = early + min(slack, wakeSlack)
 		l.shareSaid(o, t, began)
 	}
+}
+
+// resetSaid returns the reset o says, as the server said it: ResetSaid,
+// beyond the parser's MaxHint, where o has one (the parser's, within its
+// Horizon), else ResetAt (a budget's reset beyond the Horizon, capped; or
+// an Observation made by hand).
+func resetSaid(o *quota.Observation) time.Time {
+	if !o.ResetSaid.IsZero() {
+		return o.ResetSaid
+	}
+	return o.ResetAt
 }
 
 // shareSaid gives the answer to our ticket t, if it says Remaining, to

@@ -89,16 +89,14 @@ func alibabaReading(vs []string, now time.Time, maxHint, horizon time.Duration) 
 	switch {
 	case set[aliTimeLeft]:
 		if d, ok := val[aliTimeLeft].dur(time.Millisecond); ok {
-			r.known |= FieldReset
-			r.reset, r.far = clampReset(now.Add(d), now, maxHint, horizon)
+			r.setReset(now.Add(d), now, maxHint, horizon)
 			r.slack = time.Millisecond
 		} else {
 			bad = true
 		}
 	case set[aliReset]:
-		if t, far, ok := resetAt(val[aliReset], now, maxHint, horizon); ok {
-			r.known |= FieldReset
-			r.reset, r.far = t, far
+		if t, ok := resetAt(val[aliReset], now); ok {
+			r.setReset(t, now, maxHint, horizon)
 			r.slack = resetSlack(val[aliReset], now)
 		} else {
 			bad = true

@@ -11,7 +11,9 @@
 // Every header value is untrusted: the parsers accept every legal form, ignore
 // and report malformed values (Observation.Malformed), and cap every duration
 // hint (Parser.MaxHint, 1 min by default), so a hostile or broken server can
-// never make a client sleep without bound. The IETF RateLimit-Policy and
+// never make a client sleep without bound; a reset further off is kept, as
+// said, in ResetSaid, which tells a window's length and how long what is
+// left must last, never how long to wait. The IETF RateLimit-Policy and
 // RateLimit fields are read as RFC 9651 structured-field lists, checked
 // against the HTTP working group's test suite: a field parses whole or is
 // ignored whole, never half read. Parse takes the time of the answer

@@ -123,7 +123,7 @@ func ExampleParser_ParseDeferred() {
 	// body intact: true
 }
 
-// A quota whose window is longer than the parser's Horizon (1 min by
+// A quota whose window is longer than the parser's Horizon (15 min by
 // default) is a budget, not a pace: of the IETF draft's two policies the
 // per-second one paces, and the daily one stops the tenant only once it is
 // spent, until its reset capped at MaxHint (1 min).

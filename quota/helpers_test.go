@@ -90,6 +90,10 @@ func invariants(t *testing.T, o Observation, at time.Time, maxHint time.Duration
 	if !o.Has(FieldReset) && !o.ResetAt.IsZero() {
 		t.Errorf("ResetAt set but not known")
 	}
+	if !o.ResetSaid.IsZero() && (!o.Has(FieldReset) || o.ResetSaid.Before(o.ResetAt) ||
+		!o.ResetSaid.Equal(o.ResetAt) && !o.ResetAt.Equal(at.Add(maxHint))) {
+		t.Errorf("ResetSaid = at%+v with ResetAt at%+v: not the reset MaxHint capped", o.ResetSaid.Sub(at), o.ResetAt.Sub(at))
+	}
 	if o.Malformed&^o.Signals != 0 {
 		t.Errorf("Malformed %07b not within Signals %07b", o.Malformed, o.Signals)
 	}

@@ -12,8 +12,7 @@ func parseIETF(o *Observation, limit, remaining, reset []string, now time.Time, 
 		d, ok, b := oneDecimal(reset)
 		if ok {
 			if dd, good := d.dur(time.Second); good {
-				r.known |= FieldReset
-				r.reset, r.far = clampReset(now.Add(dd), now, maxHint, horizon)
+				r.setReset(now.Add(dd), now, maxHint, horizon)
 				r.slack = secondsSlack(d)
 			} else {
 				b = true
@@ -58,7 +57,7 @@ func parseIETFFields(o *Observation, policy, budget []string, now time.Time, max
 		o.Malformed |= SignalIETFFields
 	}
 	lim.known |= bud.known
-	lim.remaining, lim.reset, lim.slack = bud.remaining, bud.reset, bud.slack
+	lim.remaining, lim.reset, lim.said, lim.slack, lim.far = bud.remaining, bud.reset, bud.said, bud.slack, bud.far
 	o.merge(lim, horizon)
 	if o.QuotaID == "" {
 		name := budName
@@ -223,8 +222,8 @@ func (m *sfMember) budget(now time.Time, maxHint, horizon time.Duration) (readin
 		if !ok {
 			return r, false
 		}
-		r.known, r.slack = r.known|FieldReset, time.Second
-		r.reset, r.far = clampReset(now.Add(d), now, maxHint, horizon)
+		r.slack = time.Second
+		r.setReset(now.Add(d), now, maxHint, horizon)
 	}
 	return r, true
 }

@@ -9,7 +9,8 @@ type reading struct {
 	limit     int64
 	window    time.Duration
 	remaining int64
-	reset     time.Time
+	reset     time.Time     // capped by MaxHint
+	said      time.Time     // the reset as said, before MaxHint capped it
 	slack     time.Duration // the reset may be up to this much early: its value was rounded
 	far       bool          // the reset lies beyond the horizon (before MaxHint capped it)
 }
@@ -113,7 +114,7 @@ func pick(a, b reading, now time.Time) reading {
 	}
 	if bindsBefore(&b, &a, now) {
 		out.known = out.known&^(FieldRemaining|FieldReset) | b.known&(FieldRemaining|FieldReset)
-		out.remaining, out.reset, out.slack, out.far = b.remaining, b.reset, b.slack, b.far
+		out.remaining, out.reset, out.said, out.slack, out.far = b.remaining, b.reset, b.said, b.slack, b.far
 	}
 	return out
 }
@@ -123,8 +124,10 @@ func pick(a, b reading, now time.Time) reading {
 // smallest limit, one whose window is within the horizon first (see
 // pacesBefore), keeping its window or, when it has none, borrowing the
 // other's if that is within the horizon; the smallest remaining and the
-// latest reset. A budget that resets beyond the horizon with some of it
-// left gives its remaining but not its reset (see Parser.Horizon).
+// latest reset (as said: several beyond MaxHint are all capped alike). A
+// budget that resets beyond the horizon with some of it left gives its
+// remaining but not its reset (see Parser.Horizon); and a reset beyond the
+// horizon, spent or not, is no window's end (ResetSaid).
 func (o *Observation) merge(r reading, horizon time.Duration) {
 	if r.far && r.known&FieldRemaining != 0 && r.remaining > 0 {
 		// A budget that resets beyond the horizon and is not spent is one
@@ -149,10 +152,26 @@ func (o *Observation) merge(r reading, horizon time.Duration) {
 		o.Known |= FieldRemaining
 		o.Remaining = r.remaining
 	}
-	if r.known&FieldReset != 0 && (!o.Has(FieldReset) || r.reset.After(o.ResetAt)) {
+	if r.known&FieldReset != 0 && (!o.Has(FieldReset) || r.later(o)) {
 		o.Known |= FieldReset
-		o.ResetAt, o.ResetSlack = r.reset, r.slack
+		o.ResetAt, o.ResetSlack, o.ResetSaid = r.reset, r.slack, time.Time{}
+		if !r.far {
+			o.ResetSaid = r.said
+		}
 	}
+}
+
+// later reports whether r's reset lies after o's, as said: one beyond the
+// horizon (o's has no ResetSaid) after one within it, else the later
+// said (capped alike beyond the horizon, the first stands).
+func (r *reading) later(o *Observation) bool {
+	if oFar := o.ResetSaid.IsZero(); r.far != oFar {
+		return r.far
+	}
+	if r.far {
+		return r.reset.After(o.ResetAt)
+	}
+	return r.said.After(o.ResetSaid)
 }
 
 // mergeRetryAfter keeps the longest retry hint, with its slack.

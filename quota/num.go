@@ -11,8 +11,11 @@ const (
 	// DefaultMaxHint caps every duration hint when Parser.MaxHint is 0.
 	DefaultMaxHint = time.Minute
 
-	// DefaultHorizon is the longest window paced when Parser.Horizon is 0.
-	DefaultHorizon = time.Minute
+	// DefaultHorizon is the longest window paced when Parser.Horizon is 0:
+	// a quarter hour. Windows of a second, a minute, five or ten minutes
+	// are rates a server counts, to be spread; an hourly or a daily quota
+	// is a budget, spent as the caller needs until it is gone.
+	DefaultHorizon = 15 * time.Minute
 	// DefaultMaxBody is how many bytes of an error body Parse peeks at when
 	// Parser.MaxBody is 0.
 	DefaultMaxBody = 64 << 10
@@ -154,12 +157,12 @@ func clampWindow(d decimal) (time.Duration, bool) {
 // it lay beyond now+horizon before the clamp. It fails only on a delta that
 // overflows a Duration, which parseDecimal already excludes for realistic
 // clocks.
-func resetAt(d decimal, now time.Time, maxHint, horizon time.Duration) (t time.Time, far, ok bool) {
+func resetAt(d decimal, now time.Time) (t time.Time, ok bool) {
 	switch resetKind(d.whole, now) {
 	case resetDelta:
 		dd, ok := d.dur(time.Second)
 		if !ok {
-			return time.Time{}, false, false
+			return time.Time{}, false
 		}
 		t = now.Add(dd)
 	case resetEpochSeconds:
@@ -167,14 +170,19 @@ func resetAt(d decimal, now time.Time, maxHint, horizon time.Duration) (t time.T
 	default:
 		t = time.UnixMilli(d.whole).Add(time.Duration(d.frac / 1e6))
 	}
-	t, far = clampReset(t, now, maxHint, horizon)
-	return t, far, true
+	return t, true
 }
 
-// clampReset is clampTime for a reset time t; far reports that t lay
-// beyond now+horizon before the clamp.
-func clampReset(t, now time.Time, maxHint, horizon time.Duration) (reset time.Time, far bool) {
-	return clampTime(t, now, maxHint), t.Sub(now) > horizon
+// setReset sets r's reset to t, as said (said, no earlier than now) and
+// capped by maxHint (reset, see clampTime); far says t lies beyond
+// now+horizon.
+func (r *reading) setReset(t, now time.Time, maxHint, horizon time.Duration) {
+	r.known |= FieldReset
+	r.reset, r.far = clampTime(t, now, maxHint), t.Sub(now) > horizon
+	r.said = r.reset
+	if t.After(r.reset) {
+		r.said = t
+	}
 }
 
 // resetSlack returns how much earlier than resetAt(d, now, …) the real

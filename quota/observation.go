@@ -53,6 +53,15 @@ type Observation struct {
 	Remaining  int64         // requests left in the current window, never negative
 	ResetAt    time.Time     // when the current window ends and Remaining refills
 	ResetSlack time.Duration // ResetAt may be this much late: 1 s for a value in whole seconds (rounded), 1 ms for milliseconds
+	// ResetSaid is the reset as the server said it, before MaxHint
+	// capped ResetAt, where it lies within the parser's Horizon: the end
+	// of a window that may lie further off than any pause should last.
+	// It tells a window's length where the server says none (a fixed
+	// window's first request hears of a whole window), and how long what
+	// is left must last. Wait until ResetAt, never until ResetSaid. Zero
+	// where no reset is known, or it lies beyond the Horizon (a budget's,
+	// see Parser.Horizon).
+	ResetSaid  time.Time
 	RetryAfter time.Duration // wait before the next request, capped by the parser's MaxHint
 	RetrySlack time.Duration // RetryAfter may be this much longer than the server's wait: 1 s for whole seconds or an HTTP-date (rounded up), 0 when finer
 	QuotaID    string        // X-RateLimit-Quota-ID or the IETF policy name, if any

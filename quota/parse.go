@@ -25,7 +25,7 @@ type Parser struct {
 	// spent at the pace in force, not spread until its reset; once it is
 	// spent (Remaining 0) its reset, capped by MaxHint, pauses the tenant.
 	// Where several budgets are said, a spent one binds first, then one
-	// that resets within Horizon. 0 or less means DefaultHorizon (1 min).
+	// that resets within Horizon. 0 or less means DefaultHorizon (15 min).
 	Horizon time.Duration
 
 	// MaxBody is how many bytes of an error answer's body (status >= 400)

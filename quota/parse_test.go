@@ -97,6 +97,44 @@ func TestMaxHint(t *testing.T) {
 	}
 }
 
+// TestResetSaid: a reset further off than MaxHint is capped in ResetAt,
+// the pause, and said in full in ResetSaid, a window's end, where it lies
+// within the Horizon; beyond it (a budget's reset), ResetSaid is zero,
+// spent or not. A 5-minute window's first request hears of the whole
+// window: read from a capped reset, the window was a minute, and the
+// family's draws of 5 minutes with headers paced at five times their
+// quota.
+func TestResetSaid(t *testing.T) {
+	p := Parser{Horizon: 15 * time.Minute}
+	for _, c := range []struct {
+		name      string
+		h         http.Header
+		at, said  time.Duration // from now; said 0 for none
+		wantReset bool
+	}{
+		{"x-ratelimit, within MaxHint", header("X-RateLimit-Limit", "39", "X-RateLimit-Remaining", "30", "X-RateLimit-Reset", "20"), 20 * time.Second, 20 * time.Second, true},
+		{"x-ratelimit, beyond MaxHint", header("X-RateLimit-Limit", "39", "X-RateLimit-Remaining", "30", "X-RateLimit-Reset", "300"), time.Minute, 300 * time.Second, true},
+		{"alibaba TimeLeft", header("x-ratelimit-user-api", "Limit:101,Remain:50,TimeLeft:290000"), time.Minute, 290 * time.Second, true},
+		{"ietf trio", header("RateLimit-Limit", "5", "RateLimit-Remaining", "1", "RateLimit-Reset", "600"), time.Minute, 600 * time.Second, true},
+		{"ietf fields", header("RateLimit-Policy", `"p";q=5;w=600`, "RateLimit", `"p";r=1;t=599`), time.Minute, 599 * time.Second, true},
+		{"beyond the horizon, left", header("X-RateLimit-Limit", "1000", "X-RateLimit-Remaining", "30", "X-RateLimit-Reset", "3600"), 0, 0, false},
+		{"beyond the horizon, spent", header("X-RateLimit-Limit", "1000", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "3600"), time.Minute, 0, true},
+	} {
+		o := p.ParseParts(200, c.h, nil, now)
+		invariants(t, o, now, p.MaxHint)
+		if o.Has(FieldReset) != c.wantReset || c.wantReset && !o.ResetAt.Equal(now.Add(c.at)) {
+			t.Errorf("%s: reset known %v at now%+v, want %v at now+%v", c.name, o.Has(FieldReset), o.ResetAt.Sub(now), c.wantReset, c.at)
+		}
+		var said time.Time
+		if c.said > 0 {
+			said = now.Add(c.said)
+		}
+		if !o.ResetSaid.Equal(said) {
+			t.Errorf("%s: ResetSaid %v, want %v", c.name, o.ResetSaid, said)
+		}
+	}
+}
+
 // TestParseConcurrent runs one Parser from many goroutines under -race.
 func TestParseConcurrent(t *testing.T) {
 	p := &Parser{ThrottleCodes: []string{"X"}}
@@ -148,6 +186,9 @@ func FuzzParseParts(f *testing.F) {
 			}
 			if o.Has(FieldWindow) && o.Window > DefaultHorizon {
 				t.Fatalf("a window beyond the horizon paces: %+v", o)
+			}
+			if o.ResetSaid.After(at.Add(DefaultHorizon)) {
+				t.Fatalf("a reset beyond the horizon said as a window's end: %+v", o)
 			}
 			if o.HintWaits() && status >= 200 && status < 300 && !o.Throttled {
 				t.Fatalf("a success's hint waits: %+v", o)

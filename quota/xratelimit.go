@@ -13,9 +13,8 @@ func parseXRateLimit(o *Observation, limit, remaining, reset, quotaID []string, 
 	o.Signals |= SignalXRateLimit
 	r, bad := trio(limit, remaining)
 	if d, ok, b := oneDecimal(reset); ok {
-		if t, far, ok := resetAt(d, now, maxHint, horizon); ok {
-			r.known |= FieldReset
-			r.reset, r.far = t, far
+		if t, ok := resetAt(d, now); ok {
+			r.setReset(t, now, maxHint, horizon)
 			r.slack = resetSlack(d, now)
 		} else {
 			bad = true
