@@ -146,3 +146,25 @@ func ExampleParser_horizon() {
 	// pace 100 per 1s; burst: 99 left, no pause
 	// pace 100 per 1s; daily: 0 left, pause until now + 1m0s
 }
+
+// A reset further off than MaxHint (1 min by default) is capped in
+// ResetAt, which is how long a client may pause, and kept as said in
+// ResetSaid, which is when the window ends: X-RateLimit's trio says no
+// window, so the reset tells it (39 per 5 minutes), and what is left is
+// spread until then.
+func ExampleObservation_resetSaid() {
+	now := time.Date(2024, 12, 2, 9, 0, 0, 0, time.UTC)
+	h := http.Header{
+		"X-Ratelimit-Limit":     {"39"},
+		"X-Ratelimit-Remaining": {"38"},
+		"X-Ratelimit-Reset":     {"300"},
+	}
+	o := new(quota.Parser).ParseParts(http.StatusOK, h, nil, now)
+	fmt.Printf("limit %d, %d left\n", o.Limit, o.Remaining)
+	fmt.Println("pause at most until now +", o.ResetAt.Sub(now))
+	fmt.Println("the window ends at now +", o.ResetSaid.Sub(now))
+	// Output:
+	// limit 39, 38 left
+	// pause at most until now + 1m0s
+	// the window ends at now + 5m0s
+}

@@ -153,8 +153,7 @@ func clampWindow(d decimal) (time.Duration, bool) {
 
 // resetAt reads a reset value that may be delta seconds, epoch seconds or
 // epoch milliseconds, telling them apart by magnitude relative to now (see
-// resetKind), and clamps the result to [now, now+maxHint]; far reports that
-// it lay beyond now+horizon before the clamp. It fails only on a delta that
+// resetKind), as said: setReset caps it. It fails only on a delta that
 // overflows a Duration, which parseDecimal already excludes for realistic
 // clocks.
 func resetAt(d decimal, now time.Time) (t time.Time, ok bool) {
@@ -185,7 +184,7 @@ func (r *reading) setReset(t, now time.Time, maxHint, horizon time.Duration) {
 	}
 }
 
-// resetSlack returns how much earlier than resetAt(d, now, …) the real
+// resetSlack returns how much earlier than resetAt(d, now) the real
 // reset may be: a whole number of seconds was most likely rounded up (a
 // second), a value in milliseconds or with a fraction is exact enough.
 func resetSlack(d decimal, now time.Time) time.Duration {
