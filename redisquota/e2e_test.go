@@ -255,7 +255,6 @@ func TestColdProcessJoins(t *testing.T) {
 // which holds the rate but not the count, and kept it for the 20 s (issue
 // #35: the learner fitting windows shorter than the grid's). With
 // the CPUs starved (this test beside the race-built shapes and adaptive
-// the CPUs starved (this test beside the race-built shapes and adaptive
 // tests), its fit sometimes names a sliding log shorter than the window
 // while it measures (20 per 346–370 ms in 3 runs of 16), the learner
 // settles on it and publishes it, and mends it seconds later. (A clean
