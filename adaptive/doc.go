@@ -69,7 +69,12 @@
 // where the answers turn; where it names a rule that explains them better
 // than L̂ per Ŵ does by more than chance (or, where the estimator has no
 // rule yet, a window on the grid that explains them better than every
-// rule of another kind), the estimator paces by it (a
+// rule of another kind; where, besides, it takes the throttles for
+// shedding, any rule of the family that explains them better than its
+// runner-up and than no quota, on trial: shedding looks like a quota a
+// little slower than we send, so the rule is kept only if, paced by it,
+// the throttles fall to a quarter of their share), the estimator paces
+// by it (a
 // fixed window off the round lengths as the most restrictive rule near
 // it, a sliding log of its limit per its window: the estimator keeps the
 // phases of round windows only), and a change point in the record lets

@@ -870,6 +870,14 @@ func (e *estimator) strayShare() float64 {
 	return float64(e.strays) / float64(e.answers)
 }
 
+// throttledShare returns the share of answers that were throttled.
+func (e *estimator) throttledShare() float64 {
+	if e.answers == 0 {
+		return 0
+	}
+	return float64(e.thrAnswers) / float64(e.answers)
+}
+
 // answered counts an answer, throttled or not, for the stray share.
 func (e *estimator) answered(throttled bool) {
 	e.answers++

