@@ -26,7 +26,7 @@ type trial struct {
 	rate    float64 // the rule's, per second
 	refuted float64 // the slowest rate refuted, per second; 0 for none
 	from    int64   // when the rule was taken (Unix ns): requests sent before it are not judged
-	share   float64 // the share of the answers throttled before it, in the fit's record
+	share   float64 // the share of the tenant's answers throttled before it (see estimator.throttledShare)
 	n, k    int64   // answers judged since, and throttles among them
 }
 
