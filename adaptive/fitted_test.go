@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -83,6 +84,14 @@ func seededRun(t *testing.T, q fakecloud.Quota, f fakecloud.Faults, seed uint64,
 // simAction, the one measured against; its phases change it on cue) with
 // workers callers.
 func simRun(t *testing.T, cfg fakecloud.Config, workers int, from, length time.Duration) (s simSpan, sn Snapshot) {
+	return simDrive(t, cfg, from, length, func(ctx context.Context, t *testing.T, wg *sync.WaitGroup, lim *Limiter, rt http.RoundTripper) {
+		simClient(ctx, t, wg, lim, rt, "AK1", workers)
+	})
+}
+
+// simDrive is simRun with the callers that callers starts for "AK1".
+func simDrive(t *testing.T, cfg fakecloud.Config, from, length time.Duration,
+	callers func(ctx context.Context, t *testing.T, wg *sync.WaitGroup, lim *Limiter, rt http.RoundTripper)) (s simSpan, sn Snapshot) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg.Quotas[0].API = simAction
 		q := cfg.Quotas[0]
@@ -100,7 +109,7 @@ func simRun(t *testing.T, cfg fakecloud.Config, workers int, from, length time.D
 		ctx, cancel := context.WithTimeout(t.Context(), length)
 		defer cancel()
 		var wg sync.WaitGroup
-		simClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", workers)
+		callers(ctx, t, &wg, lim, cloud.RoundTripper())
 		s = measure(simMeter{cloud, "AK1"}, start, from, length-time.Millisecond, "paced", float64(q.Limit)/q.Window.Seconds())
 		sn = lim.Snapshot()
 		wg.Wait()

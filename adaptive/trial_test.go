@@ -2,9 +2,9 @@ package adaptive
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
@@ -86,21 +86,11 @@ func TestFitTriedWhereStraysCommon(t *testing.T) {
 	const seeds, floor = 8, 7
 	good := 0
 	for seed := range uint64(seeds) {
-		var s simSpan
-		var sn Snapshot
-		synctest.Test(t, func(t *testing.T) {
-			q := fakecloud.Quota{API: simAction, Policy: fakecloud.TokenBucket, Limit: 30, Window: 10 * time.Second, Burst: 8}
-			cloud := fakecloud.New(fakecloud.Config{Seed: seed + 1, Quotas: []fakecloud.Quota{q},
-				Faults: fakecloud.Faults{LatencyRate: 1, Latency: 40 * time.Millisecond, LatencyJitter: 80 * time.Millisecond}})
-			lim := New(Config{})
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-			defer cancel()
-			var wg sync.WaitGroup
-			tickedClient(ctx, t, &wg, lim, cloud.RoundTripper(), "AK1", 1, 150*time.Millisecond)
-			s = measure(simMeter{cloud, "AK1"}, start, 2*time.Minute, 5*time.Minute-time.Millisecond, "paced", 3)
-			sn = lim.Snapshot()
-			wg.Wait()
+		q := fakecloud.Quota{Policy: fakecloud.TokenBucket, Limit: 30, Window: 10 * time.Second, Burst: 8}
+		cfg := fakecloud.Config{Seed: seed + 1, Quotas: []fakecloud.Quota{q},
+			Faults: fakecloud.Faults{LatencyRate: 1, Latency: 40 * time.Millisecond, LatencyJitter: 80 * time.Millisecond}}
+		s, sn := simDrive(t, cfg, 2*time.Minute, 5*time.Minute, func(ctx context.Context, t *testing.T, wg *sync.WaitGroup, lim *Limiter, rt http.RoundTripper) {
+			tickedClient(ctx, t, wg, lim, rt, "AK1", 1, 150*time.Millisecond)
 		})
 		ok := sn.PacedByFit && s.throttledShare() <= 0.01 && s.goodput() >= 0.9
 		if ok {
