@@ -18,8 +18,8 @@ package adaptive
 // fast or faster: paced at its rate, the throttles came as often as
 // unpaced, so no quota at that rate explains them. A slower rule the fit
 // names later is tried again (a fit made early, on a few answers, may
-// name a rate far above the server's); where the server sheds, the fits
-// of what it is sent unpaced name no slower one.
+// name a rule of the wrong kind, or too fast); where the server sheds,
+// the fits of what it is sent unpaced name no slower one.
 type trial struct {
 	on      bool
 	granted bool    // a request sent since the rule was taken was granted: the answers are judged

@@ -10,6 +10,12 @@ import (
 	"github.com/tollgate-go/tollgate/internal/fakecloud"
 )
 
+// TestTrial: a trial judges the answers to requests sent after its rule
+// was taken, from the first grant on, and gives its verdict once shedding
+// at the share before would have sent trialExpected throttles: kept where
+// they fell to a quarter, refuted otherwise, which bars every rule as
+// fast. With no throttles before, there is nothing to compare, and no
+// verdict.
 func TestTrial(t *testing.T) {
 	// share is the throttled share before the rule: a verdict comes once
 	// shedding at it would have sent trialExpected throttles, 16 answers.
@@ -77,11 +83,13 @@ func TestTrial(t *testing.T) {
 // 950 per 5 min: 17% throttled for two hours). Now the fit's rule is
 // paced by on trial, and kept: 8 of 8 seeds paced by the fit at the end,
 // goodput 92–100%, throttled 0.39–0.56% (at 3 a second, the probes'
-// cost). On seed 5 the first rule tried, fitted on 21 answers, paced as
-// fast as the caller asked, and was refuted; a slower one the fit named
-// later was kept. The regression floor leaves a seed's margin for the
-// order in which the bubble runs its goroutines: 7 seeds of 8 paced by
-// the fit with ≤ 1% throttled and ≥ 90% of the quota.
+// cost). On seed 5 the first rule tried, a window of 2.9 a second fitted
+// on the first few answers (its kind, not its rate, wrong): 6 of the 15
+// requests judged were throttled, and it was refuted; a bucket of
+// 2.66 a second the fit named later was kept. The regression floor
+// leaves a seed's margin for the order in which the bubble runs its
+// goroutines: 7 seeds of 8 paced by the fit with ≤ 1% throttled and
+// ≥ 90% of the quota.
 func TestFitTriedWhereStraysCommon(t *testing.T) {
 	const seeds, floor = 8, 7
 	good := 0
