@@ -14,8 +14,8 @@ import (
 // was taken, from the first grant on, and gives its verdict once shedding
 // at the share before would have sent trialExpected throttles: kept where
 // they fell to a quarter, refuted otherwise, which bars every rule as
-// fast. With no throttles before, there is nothing to compare, and no
-// verdict.
+// fast. With no throttles before, there is nothing to compare them to,
+// and no trial begins.
 func TestTrial(t *testing.T) {
 	// share is the throttled share before the rule: a verdict comes once
 	// shedding at it would have sent trialExpected throttles, 16 answers.
@@ -64,10 +64,11 @@ func TestTrial(t *testing.T) {
 	t.Run("no throttles before", func(t *testing.T) {
 		var tr trial
 		tr.begin(100, 0, 3)
-		for range 100 {
-			if tr.answer(101, true) {
-				t.Fatal("a trial with nothing to compare refuted its rule")
-			}
+		if tr.on {
+			t.Fatal("a trial began with nothing to compare its throttles to")
+		}
+		if tr.answer(101, true) || tr.n != 0 {
+			t.Fatalf("an answer was judged by no trial: n %d", tr.n)
 		}
 	})
 }
